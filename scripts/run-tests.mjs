@@ -1,0 +1,39 @@
+#!/usr/bin/env node
+// Runs every *.test.ts under src/ and test/ with node's own test runner (TypeScript through tsx).
+// Node 20's --test does not expand globs, so the file list is gathered here.
+// Usage: npm test [-- <path filter> ...]   e.g. npm test -- track
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+function collect(dir, out) {
+  let entries;
+  try {
+    entries = readdirSync(dir);
+  } catch {
+    return out;
+  }
+  for (const name of entries) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) collect(path, out);
+    else if (name.endsWith('.test.ts')) out.push(path);
+  }
+  return out;
+}
+
+const filters = process.argv.slice(2);
+const suiteDirs = process.env.TRACKWAY_TEST_DIRS?.split(',') ?? ['src', 'test'];
+const files = suiteDirs
+  .flatMap((dir) => collect(dir, []))
+  .filter((file) => filters.length === 0 || filters.some((f) => file.includes(f)))
+  .sort();
+if (files.length === 0) {
+  console.error('no test files matched');
+  process.exit(1);
+}
+const result = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files],
+  { stdio: 'inherit', env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' } },
+);
+process.exit(result.status ?? 1);

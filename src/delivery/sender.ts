@@ -1,0 +1,80 @@
+/**
+ * Sends one webhook attempt over HTTP with undici: connect within 5 s, whole exchange within
+ * 15 s, redirects not followed (a 3xx is a failure), and the socket's own DNS lookup guarded
+ * against private destinations (no rebinding gap between check and connect).
+ */
+import { Agent, request } from 'undici';
+import { type DestinationPolicy, guardedLookup } from './ssrf.ts';
+
+export interface SendResult {
+  statusCode: number | null;
+  durationMs: number;
+  error: string | null;
+  /** The first 1 KB of the response. */
+  responseBody: string | null;
+  retryAfter: string | undefined;
+}
+
+export interface Sender {
+  send(url: string, headers: Record<string, string>, body: string): Promise<SendResult>;
+  close(): Promise<void>;
+}
+
+const RESPONSE_PREVIEW_BYTES = 1024;
+
+export function createSender(
+  policy: DestinationPolicy,
+  timeouts: { connectMs: number; totalMs: number } = { connectMs: 5_000, totalMs: 15_000 },
+): Sender {
+  const agent = new Agent({
+    connect: { timeout: timeouts.connectMs, lookup: guardedLookup(policy) as never },
+    headersTimeout: timeouts.totalMs,
+    bodyTimeout: timeouts.totalMs,
+    // One slow endpoint must not hold many sockets; the worker caps concurrency per endpoint.
+    connections: 16,
+  });
+  return {
+    async send(url, headers, body) {
+      const started = performance.now();
+      try {
+        const res = await request(url, {
+          method: 'POST',
+          headers,
+          body,
+          dispatcher: agent,
+          signal: AbortSignal.timeout(timeouts.totalMs),
+        });
+        const chunks: Buffer[] = [];
+        let size = 0;
+        for await (const chunk of res.body) {
+          chunks.push(chunk as Buffer);
+          size += (chunk as Buffer).length;
+          if (size >= RESPONSE_PREVIEW_BYTES) break;
+        }
+        if (size >= RESPONSE_PREVIEW_BYTES) res.body.destroy();
+        const text = Buffer.concat(chunks).subarray(0, RESPONSE_PREVIEW_BYTES).toString('utf8');
+        const retryAfter = res.headers['retry-after'];
+        return {
+          statusCode: res.statusCode,
+          durationMs: Math.round(performance.now() - started),
+          error: res.statusCode >= 200 && res.statusCode < 300 ? null : `HTTP ${res.statusCode}`,
+          responseBody: text,
+          retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
+        };
+      } catch (error) {
+        const e = error as Error & { code?: string; cause?: Error & { code?: string } };
+        const code = e.cause?.code ?? e.code;
+        const reason =
+          e.name === 'TimeoutError' ? 'Timed out after 15 s' : (e.cause?.message ?? e.message);
+        return {
+          statusCode: null,
+          durationMs: Math.round(performance.now() - started),
+          error: code && !reason.includes(code) ? `${code}: ${reason}` : reason,
+          responseBody: null,
+          retryAfter: undefined,
+        };
+      }
+    },
+    close: () => agent.close(),
+  };
+}

@@ -1,0 +1,110 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { checkDestination, guardedLookup, isForbiddenAddress } from './ssrf.ts';
+
+const strict = { allowPrivate: false, allowHttp: false };
+
+describe('SSRF guard', () => {
+  it("refuses and allows what svix's is_allowed test does", () => {
+    // svix-webhooks server/svix-server/src/core/webhook_http_client.rs, `is_allowed_test`.
+    const refused = [
+      '10.254.0.0',
+      '192.168.10.65',
+      '172.16.10.65',
+      '0.1.2.3',
+      '0.0.0.0',
+      '127.0.0.1',
+      '169.254.45.1',
+      '255.255.255.255',
+      '192.0.2.255',
+      '198.51.100.65',
+      '203.0.113.6',
+      '100.100.0.0',
+      '192.0.0.0',
+      '192.0.0.255',
+      '250.10.20.30',
+      '198.18.0.0',
+      '::1',
+      '::ffff:127.0.0.1',
+      '::ffff:0.0.0.1',
+    ];
+    const allowed = ['1.1.1.1', '0:0:0:ffff:0:0:0:1', '2001:4860:4860::8888', '::ffff:8.8.8.8'];
+    for (const ip of refused) assert.equal(isForbiddenAddress(ip), true, ip);
+    for (const ip of allowed) assert.equal(isForbiddenAddress(ip), false, ip);
+  });
+
+  it('also refuses multicast, IPv6 private ranges and IPv4 hidden in IPv6', () => {
+    const refused = [
+      '224.0.0.1',
+      '239.255.255.250',
+      '::',
+      'fe80::1',
+      'fc00::1',
+      'fd12:3456::1',
+      'fec0::1',
+      'ff02::1',
+      '2001:db8::1',
+      '::ffff:7f00:1',
+      '::ffff:10.0.0.1',
+      '::ffff:a9fe:a9fe',
+      '64:ff9b::7f00:1',
+      '64:ff9b::a00:1',
+      '2002:7f00:1::',
+      '2002:c0a8:101::1',
+      '::127.0.0.1',
+      'not-an-ip',
+    ];
+    for (const ip of refused) assert.equal(isForbiddenAddress(ip), true, ip);
+    for (const ip of ['8.8.8.8', '93.184.216.34', '64:ff9b::808:808', '2002:808:808::1']) {
+      assert.equal(isForbiddenAddress(ip), false, ip);
+    }
+  });
+
+  it('checks destinations at registration, naming the url field', async () => {
+    const reject = async (url: string, policy = strict, message?: RegExp) => {
+      await assert.rejects(
+        checkDestination(url, policy, async () => [{ address: '10.0.0.5', family: 4 }]),
+        (error: Error & { field?: string }) => {
+          assert.equal(error.field, 'url');
+          assert.match(error.message, /^Invalid field: url /);
+          if (message) assert.match(error.message, message);
+          return true;
+        },
+      );
+    };
+    await reject('https://127.0.0.1/hook', strict, /private or reserved/);
+    await reject('https://[::ffff:10.0.0.1]/hook', strict, /private or reserved/);
+    await reject('http://93.184.216.34/hook', strict, /must use https/);
+    await reject('ftp://example.com/', strict, /must use https/);
+    await reject('not a url', strict, /absolute URL/);
+    await reject('https://user:pw@93.184.216.34/', strict, /credentials/);
+    await reject('https://evil.test/hook', strict, /private or reserved/);
+    const ok = await checkDestination('http://93.184.216.34/hook', {
+      allowPrivate: false,
+      allowHttp: true,
+    });
+    assert.equal(ok.hostname, '93.184.216.34');
+    const local = await checkDestination('http://127.0.0.1:9999/hook', {
+      allowPrivate: true,
+      allowHttp: true,
+    });
+    assert.equal(local.port, '9999');
+    const resolved = await checkDestination('https://hooks.example.com/x', strict, async () => [
+      { address: '93.184.216.34', family: 4 },
+    ]);
+    assert.equal(resolved.hostname, 'hooks.example.com');
+  });
+
+  it('refuses forbidden addresses inside the connect-time lookup', async () => {
+    const lookup = guardedLookup(strict);
+    const result = await new Promise<Error | null>((resolve) =>
+      lookup('localhost', { all: true }, (error) => resolve(error)),
+    );
+    assert.equal((result as Error & { code?: string })?.code, 'ESSRF');
+    const relaxed = guardedLookup({ allowPrivate: true, allowHttp: true });
+    const ok = await new Promise<Error | null>((resolve) =>
+      relaxed('127.0.0.1', {}, (error) => resolve(error)),
+    );
+    assert.equal(ok, null);
+  });
+});

@@ -1,0 +1,354 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, afterEach, before, describe, it } from 'node:test';
+import {
+  type Harness,
+  startHarness,
+  type TestAccount,
+  tempDir,
+  testStores,
+} from '../../test/harness.ts';
+import { type Receiver, startReceiver } from '../../test/receiver.ts';
+import { setPlan } from '../domain/accounts/accounts.ts';
+import { systemClock } from '../domain/ports.ts';
+import {
+  signPayload,
+  standardWebhookSignature,
+  verifyPayloadSignature,
+} from '../domain/webhooks/signing.ts';
+import { createLogger } from '../logger.ts';
+import { SqliteStore } from '../storage/sqlite/store.ts';
+import { createSender } from './sender.ts';
+import { DeliveryWorker } from './worker.ts';
+
+const local = { allowPrivate: true, allowHttp: true };
+const logger = createLogger('silent');
+
+for (const kind of testStores()) {
+  describe(`webhook delivery to a real receiver [${kind.name}]`, () => {
+    let h: Harness;
+    let worker: DeliveryWorker;
+    let receiver: Receiver;
+    let acme: TestAccount;
+    const sender = createSender(local, { connectMs: 1_000, totalMs: 2_000 });
+
+    before(async () => {
+      h = await startHarness(kind, { onOutboxWrite: () => worker.wake() });
+      // A compressed schedule: the real one is minutes to hours apart.
+      worker = new DeliveryWorker({
+        store: h.store.webhooks,
+        clock: systemClock,
+        sender,
+        logger,
+        schedule: [0, 0, 0],
+        pollMs: 50,
+      });
+      worker.start();
+      receiver = await startReceiver();
+      acme = await h.account('enterprise');
+    });
+    afterEach(() => {
+      receiver.respond = () => ({ status: 200, body: 'ok' });
+    });
+    after(async () => {
+      await worker.stop();
+      await sender.close();
+      await receiver.close();
+      await h.close();
+    });
+
+    const register = async (owner: TestAccount, payload: Record<string, unknown> = {}) => {
+      const res = await h.request(owner, {
+        method: 'POST',
+        url: '/v1/webhooks',
+        payload: { url: receiver.url, ...payload },
+      });
+      assert.equal(res.statusCode, 201, res.body);
+      return res.json() as { id: string; secret: string };
+    };
+    /** The attempt log once no attempt is in flight any more (the receiver answers first). */
+    const deliveries = async (owner: TestAccount, id: string) => {
+      for (;;) {
+        const log = (
+          await h.request(owner, { method: 'GET', url: `/v1/webhooks/${id}/deliveries` })
+        ).json().deliveries as Array<Record<string, unknown>>;
+        if (log.every((d) => d['status'] !== 'pending')) return log;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    };
+
+    it('delivers event.tracked, signed, with exactly the five data fields, once per event', async () => {
+      const owner = await h.account('pro');
+      const webhook = await register(owner, { events: ['event.tracked'] });
+      const pixelId = await h.pixel(owner);
+      await h.track(owner, {
+        pixel_id: pixelId,
+        event_name: 'Purchase',
+        event_id: 'o-1',
+        value: 12.5,
+        currency: 'EUR',
+        user_data: { email: 'a@b.co' },
+      });
+      const dup = await h.track(owner, {
+        pixel_id: pixelId,
+        event_name: 'Purchase',
+        event_id: 'o-1',
+        value: 99,
+      });
+      assert.equal(dup.json().deduplicated, true);
+      await receiver.waitFor((r) => r.some((x) => x.json.webhook_id === webhook.id));
+      const got = receiver.received.find((x) => x.json.webhook_id === webhook.id)!;
+      assert.equal(got.json.event, 'event.tracked');
+      assert.deepEqual(Object.keys(got.json).sort(), [
+        'data',
+        'event',
+        'id',
+        'timestamp',
+        'webhook_id',
+      ]);
+      assert.deepEqual(got.json.data, {
+        pixel_id: pixelId,
+        event_name: 'Purchase',
+        event_id: 'o-1',
+        value: 12.5,
+        timestamp: (got.json.data as { timestamp: string }).timestamp,
+      });
+      assert.match(got.json.id, /^msg_/);
+      assert.equal(got.headers['x-service-signature'], signPayload(webhook.secret, got.body));
+      assert.ok(
+        verifyPayloadSignature(
+          webhook.secret,
+          got.body,
+          got.headers['x-service-signature'] as string,
+        ),
+      );
+      assert.equal(got.headers['webhook-id'], got.json.id);
+      assert.equal(
+        got.headers['webhook-signature'],
+        standardWebhookSignature(
+          webhook.secret,
+          got.json.id,
+          Number(got.headers['webhook-timestamp']),
+          got.body,
+        ),
+      );
+      // Give a duplicate webhook every chance to show up before counting.
+      await h.track(owner, { pixel_id: pixelId, event_name: 'Lead', event_id: 'o-2' });
+      await receiver.waitFor((r) =>
+        r.some(
+          (x) =>
+            x.json.webhook_id === webhook.id &&
+            (x.json.data as { event_id: string }).event_id === 'o-2',
+        ),
+      );
+      assert.equal(
+        receiver.received.filter(
+          (x) =>
+            x.json.webhook_id === webhook.id &&
+            (x.json.data as { event_id: string }).event_id === 'o-1',
+        ).length,
+        1,
+      );
+      const log = await deliveries(owner, webhook.id);
+      assert.equal(log.length, 2);
+      assert.ok(
+        log.every(
+          (d) =>
+            d['status'] === 'succeeded' &&
+            d['response_status_code'] === 200 &&
+            d['response_body'] === 'ok',
+        ),
+      );
+    });
+
+    it('emits pixel.created, pixel.updated with previous_attributes, and subscription.updated', async () => {
+      const owner = await h.account('enterprise');
+      const webhook = await register(owner, {
+        events: ['pixel.created', 'pixel.updated', 'subscription.updated'],
+      });
+      const pixelId = await h.pixel(owner, { name: 'Before', domain: 'before.example.com' });
+      await h.request(owner, {
+        method: 'PATCH',
+        url: `/v1/pixels/${pixelId}`,
+        payload: { name: 'After', domain: 'before.example.com' },
+      });
+      await setPlan({ store: h.store, clock: systemClock }, owner.account.id, {
+        requestsPerMinute: 9_000,
+      });
+      worker.wake();
+      const mine = () => receiver.received.filter((x) => x.json.webhook_id === webhook.id);
+      await receiver.waitFor(() => mine().length === 3);
+      const byKind = Object.fromEntries(mine().map((x) => [x.json.event, x.json.data]));
+      assert.equal((byKind['pixel.created'] as { name: string }).name, 'Before');
+      assert.deepEqual(
+        (byKind['pixel.updated'] as { previous_attributes: unknown }).previous_attributes,
+        { name: 'Before' },
+      );
+      assert.equal((byKind['pixel.updated'] as { name: string }).name, 'After');
+      assert.deepEqual(byKind['subscription.updated'], {
+        account_id: owner.account.id,
+        plan: 'enterprise',
+        status: 'active',
+        previous_plan: 'enterprise',
+        limits: { requests_per_minute: 9_000, daily_limit: 7_200_000, pixels: null },
+      });
+    });
+
+    it('retries a receiver that fails twice, sending the same bytes each time', async () => {
+      const webhook = await register(acme, { events: ['pixel.created'] });
+      let calls = 0;
+      receiver.respond = (r) =>
+        r.json.webhook_id === webhook.id && ++calls <= 2
+          ? { status: 500, body: 'boom' }
+          : { status: 200 };
+      await h.pixel(acme, { name: 'Retry', domain: 'retry.example.com' });
+      const mine = () => receiver.received.filter((x) => x.json.webhook_id === webhook.id);
+      await receiver.waitFor(() => mine().length === 3);
+      const bodies = new Set(mine().map((x) => x.body));
+      assert.equal(bodies.size, 1, 'every retry sends the same body');
+      const log = await deliveries(acme, webhook.id);
+      assert.deepEqual(
+        log.map((d) => [d['attempt'], d['status'], d['error']]),
+        [
+          [3, 'succeeded', null],
+          [2, 'failed', 'HTTP 500'],
+          [1, 'failed', 'HTTP 500'],
+        ],
+      );
+      assert.equal(log[1]!['response_body'], 'boom');
+    });
+
+    it('keeps an exhausted message visible and delivers it on a manual retry', async () => {
+      const webhook = await register(acme, { events: ['pixel.created'] });
+      let failing = true;
+      receiver.respond = (r) =>
+        r.json.webhook_id === webhook.id && failing ? { status: 503 } : { status: 200 };
+      await h.pixel(acme, { name: 'Exhaust', domain: 'exhaust.example.com' });
+      const mine = () => receiver.received.filter((x) => x.json.webhook_id === webhook.id);
+      await receiver.waitFor(() => mine().length === 4); // first attempt + 3 retries
+      const exhausted = await deliveries(acme, webhook.id);
+      assert.deepEqual(
+        exhausted.map((d) => d['status']),
+        ['failed', 'failed', 'failed', 'failed'],
+      );
+      const messageId = mine()[0]!.json.id;
+      failing = false;
+      const retry = await h.request(acme, {
+        method: 'POST',
+        url: `/v1/webhooks/${webhook.id}/deliveries/${messageId}/retry`,
+      });
+      assert.equal(retry.statusCode, 202);
+      await receiver.waitFor(() => mine().length === 5);
+      const log = await deliveries(acme, webhook.id);
+      assert.equal(log[0]!['status'], 'succeeded');
+      assert.equal(log[0]!['attempt'], 5);
+    });
+
+    it('disables an endpoint that answers 410 Gone', async () => {
+      const webhook = await register(acme, { events: ['pixel.created'] });
+      receiver.respond = (r) =>
+        r.json.webhook_id === webhook.id ? { status: 410 } : { status: 200 };
+      await h.pixel(acme, { name: 'Gone', domain: 'gone.example.com' });
+      await receiver.waitFor((r) => r.some((x) => x.json.webhook_id === webhook.id));
+      let state: { enabled: boolean } = { enabled: true };
+      for (let i = 0; i < 100 && state.enabled; i++) {
+        state = (
+          await h.request(acme, { method: 'GET', url: `/v1/webhooks/${webhook.id}` })
+        ).json();
+        if (state.enabled) await new Promise((r) => setTimeout(r, 20));
+      }
+      assert.equal(state.enabled, false);
+    });
+
+    it('does not let a hanging endpoint delay another one', async () => {
+      const slow = await register(acme, { events: ['pixel.created'] });
+      const fast = await register(acme, { events: ['pixel.created'] });
+      receiver.respond = (r) => (r.json.webhook_id === slow.id ? 'hang' : { status: 200 });
+      const started = Date.now();
+      for (let i = 0; i < 12; i++)
+        await h.pixel(acme, { name: `H${i}`, domain: `h${i}.example.com` });
+      await receiver.waitFor(
+        (r) => r.filter((x) => x.json.webhook_id === fast.id).length === 12,
+        1_500,
+      );
+      assert.ok(Date.now() - started < 1_900, 'fast endpoint served before the slow one timed out');
+      await h.request(acme, {
+        method: 'PATCH',
+        url: `/v1/webhooks/${slow.id}`,
+        payload: { enabled: false },
+      });
+    });
+
+    it('passes the 24 h rotation overlap: both secrets sign', async () => {
+      const webhook = await register(acme, { events: ['pixel.created'] });
+      const rotated = (
+        await h.request(acme, { method: 'POST', url: `/v1/webhooks/${webhook.id}/rotate-secret` })
+      ).json();
+      await h.pixel(acme, { name: 'Rotated', domain: 'rotated.example.com' });
+      await receiver.waitFor((r) => r.some((x) => x.json.webhook_id === webhook.id));
+      const got = receiver.received.find((x) => x.json.webhook_id === webhook.id)!;
+      const ts = Number(got.headers['webhook-timestamp']);
+      assert.equal(
+        got.headers['webhook-signature'],
+        [
+          standardWebhookSignature(rotated.secret, got.json.id, ts, got.body),
+          standardWebhookSignature(webhook.secret, got.json.id, ts, got.body),
+        ].join(' '),
+      );
+      assert.equal(got.headers['x-service-signature'], signPayload(rotated.secret, got.body));
+    });
+  });
+}
+
+describe('two workers on one database', () => {
+  const dir = tempDir();
+  let receiver: Receiver;
+  before(async () => {
+    receiver = await startReceiver();
+  });
+  after(async () => {
+    await receiver.close();
+    dir.remove();
+  });
+
+  it('never deliver one attempt twice', async () => {
+    const file = join(dir.path, 'two-workers.db');
+    const writer = SqliteStore.open(file);
+    const h = await startHarness({ name: 'file', open: async () => writer });
+    const owner = await h.account('enterprise');
+    await h.request(owner, {
+      method: 'POST',
+      url: '/v1/webhooks',
+      payload: { url: receiver.url, events: ['event.tracked'] },
+    });
+    const pixelId = await h.pixel(owner);
+    await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        h.track(owner, { pixel_id: pixelId, event_name: 'Lead', event_id: `w-${i}` }),
+      ),
+    );
+    const stores = [SqliteStore.open(file), SqliteStore.open(file)];
+    const senders = stores.map(() => createSender(local));
+    const workers = stores.map(
+      (store, i) =>
+        new DeliveryWorker({
+          store: store.webhooks,
+          clock: systemClock,
+          sender: senders[i]!,
+          logger,
+          schedule: [1],
+          pollMs: 20,
+          concurrency: 16,
+        }),
+    );
+    for (const w of workers) w.start();
+    await receiver.waitFor((r) => new Set(r.map((x) => x.json.id)).size === 200, 30_000);
+    for (const w of workers) await w.stop();
+    const ids = receiver.received.map((x) => x.json.id);
+    assert.equal(ids.length, 200, 'each message arrived exactly once');
+    assert.equal(new Set(ids).size, 200);
+    for (const s of senders) await s.close();
+    for (const s of stores) await s.close();
+    await h.close();
+  });
+});

@@ -1,0 +1,204 @@
+/**
+ * The delivery worker (svix's model): claim due deliveries under a lease → send → record the
+ * attempt → reschedule. Woken at once after a commit that wrote messages (so delivery begins
+ * within milliseconds), polling only as a fallback for retries coming due and for messages
+ * written by other processes. Any number of workers may run against one store: a claim is
+ * exclusive until its lease ends.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { ClaimedDelivery } from '../domain/model.ts';
+import type { Clock, WebhookStore } from '../domain/ports.ts';
+import { decideNext, parseRetryAfter } from '../domain/webhooks/retry-policy.ts';
+import { signPayload, standardWebhookHeaders } from '../domain/webhooks/signing.ts';
+import type { Sender } from './sender.ts';
+
+export interface DeliveryWorkerOptions {
+  store: WebhookStore;
+  clock: Clock;
+  sender: Sender;
+  logger: Logger;
+  /** Seconds between attempts after the first. */
+  schedule: number[];
+  /** Attempts in flight at once, over all endpoints. */
+  concurrency?: number;
+  /** Attempts in flight at once for one endpoint, so a slow one cannot starve the rest. */
+  perEndpoint?: number;
+  /**
+   * How long a claim is exclusive: longer than the 15 s an attempt may take, and no longer, so
+   * the claims of a worker that died come back soon.
+   */
+  leaseMs?: number;
+  /** Fallback poll interval. */
+  pollMs?: number;
+  random?: () => number;
+}
+
+export class DeliveryWorker {
+  private readonly owner = `worker_${randomUUID()}`;
+  private readonly inflight = new Map<string, number>();
+  private readonly running = new Set<Promise<void>>();
+  private timer: NodeJS.Timeout | undefined;
+  private ticking = false;
+  private again = false;
+  private stopped = true;
+  private readonly concurrency: number;
+  private readonly perEndpoint: number;
+  private readonly leaseMs: number;
+  private readonly pollMs: number;
+  private readonly random: () => number;
+
+  constructor(private readonly options: DeliveryWorkerOptions) {
+    this.concurrency = options.concurrency ?? 64;
+    this.perEndpoint = options.perEndpoint ?? 8;
+    this.leaseMs = options.leaseMs ?? 20_000;
+    this.pollMs = options.pollMs ?? 1_000;
+    this.random = options.random ?? Math.random;
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.wake();
+  }
+
+  /** Look for work now: called after every commit that wrote webhook messages. */
+  wake = (): void => {
+    if (this.stopped) return;
+    if (this.ticking) {
+      this.again = true;
+      return;
+    }
+    this.schedule(0);
+  };
+
+  /** Stops claiming, then waits for the attempts in flight to be recorded. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    while (this.running.size > 0) await Promise.allSettled([...this.running]);
+  }
+
+  private schedule(delayMs: number): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.tick(), delayMs);
+    this.timer.unref?.();
+  }
+
+  private inflightTotal(): number {
+    let total = 0;
+    for (const n of this.inflight.values()) total += n;
+    return total;
+  }
+
+  private async tick(): Promise<void> {
+    if (this.stopped || this.ticking) return;
+    this.ticking = true;
+    this.again = false;
+    let claimed = 0;
+    try {
+      const capacity = this.concurrency - this.inflightTotal();
+      if (capacity > 0) {
+        const busy = [...this.inflight].filter(([, n]) => n >= this.perEndpoint).map(([id]) => id);
+        const batch = await this.options.store.claimDue({
+          now: this.options.clock.now(),
+          limit: capacity,
+          perEndpoint: this.perEndpoint,
+          busy,
+          leaseMs: this.leaseMs,
+          owner: this.owner,
+        });
+        claimed = batch.length;
+        for (const delivery of batch) this.launch(delivery);
+      }
+    } catch (error) {
+      this.options.logger.error({ err: error }, 'webhook claim failed');
+    } finally {
+      this.ticking = false;
+    }
+    if (this.stopped) return;
+    if (claimed > 0 || this.again) return this.schedule(0);
+    await this.sleepUntilDue();
+  }
+
+  private async sleepUntilDue(): Promise<void> {
+    let delay = this.pollMs;
+    try {
+      const next = await this.options.store.nextDueAt();
+      if (next)
+        delay = Math.max(0, Math.min(delay, next.getTime() - this.options.clock.now().getTime()));
+    } catch {
+      // The fallback poll still runs; the claim will log if storage stays down.
+    }
+    if (!this.stopped && !this.again) this.schedule(delay);
+    else if (this.again) this.schedule(0);
+  }
+
+  private launch(delivery: ClaimedDelivery): void {
+    const id = delivery.endpoint.id;
+    this.inflight.set(id, (this.inflight.get(id) ?? 0) + 1);
+    const task = this.deliver(delivery)
+      .catch((error) =>
+        this.options.logger.error(
+          { err: error, message_id: delivery.messageId },
+          'webhook attempt not recorded',
+        ),
+      )
+      .finally(() => {
+        const left = (this.inflight.get(id) ?? 1) - 1;
+        if (left <= 0) this.inflight.delete(id);
+        else this.inflight.set(id, left);
+        this.running.delete(task);
+        this.wake();
+      });
+    this.running.add(task);
+  }
+
+  private async deliver(delivery: ClaimedDelivery): Promise<void> {
+    const { endpoint } = delivery;
+    const now = this.options.clock.now();
+    const secrets = [endpoint.secret];
+    if (
+      endpoint.previousSecret &&
+      endpoint.previousSecretExpiresAt &&
+      endpoint.previousSecretExpiresAt > now
+    ) {
+      secrets.push(endpoint.previousSecret);
+    }
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': 'Trackway-Webhooks/1.0',
+      'x-service-signature': signPayload(endpoint.secret, delivery.body),
+      ...standardWebhookHeaders(
+        secrets,
+        delivery.messageId,
+        Math.floor(now.getTime() / 1000),
+        delivery.body,
+      ),
+    };
+    const sent = await this.options.sender.send(endpoint.url, headers, delivery.body);
+    const at = this.options.clock.now();
+    const next = decideNext({
+      attempt: delivery.attempt,
+      statusCode: sent.statusCode,
+      retryAfterSeconds: parseRetryAfter(sent.retryAfter, at),
+      schedule: this.options.schedule,
+      now: at,
+      failingSince: endpoint.failingSince,
+      random: this.random(),
+    });
+    const succeeded = next.outcome.kind === 'succeeded';
+    await this.options.store.recordAttempt(
+      delivery,
+      this.owner,
+      {
+        status: succeeded ? 'succeeded' : 'failed',
+        responseStatusCode: sent.statusCode,
+        durationMs: sent.durationMs,
+        error: sent.error,
+        responseBody: sent.responseBody,
+        ...next,
+      },
+      at,
+    );
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * The one closed list of things that can go wrong, in the product's words. Domain code throws
+ * `TrackwayError`; `http/errors.ts` is the single place that turns a code into a status and the
+ * spec's `{ error, message }` body.
+ */
+export type ErrorCode =
+  | 'invalid_request'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'conflict'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'rate_limited'
+  | 'service_unavailable'
+  | 'internal';
+
+export class TrackwayError extends Error {
+  readonly code: ErrorCode;
+  /** The one field at fault, as a dotted path (`user_data.phone`), when there is one. */
+  readonly field: string | undefined;
+
+  constructor(code: ErrorCode, message: string, field?: string) {
+    super(message);
+    this.name = 'TrackwayError';
+    this.code = code;
+    this.field = field;
+  }
+}
+
+/** Missing or empty required field: the spec's exact wording. */
+export function missingField(field: string): TrackwayError {
+  return new TrackwayError('invalid_request', `Missing required field: ${field}`, field);
+}
+
+/** A field with the wrong type or format: `Invalid field: value must be a finite number`. */
+export function invalidField(field: string, reason: string): TrackwayError {
+  return new TrackwayError('invalid_request', `Invalid field: ${field} ${reason}`, field);
+}
+
+/** A field the schema does not know (nothing the caller sent is silently dropped). */
+export function unknownField(field: string): TrackwayError {
+  return new TrackwayError('invalid_request', `Unknown field: ${field}`, field);
+}
+
+export function invalidParameter(parameter: string, reason: string): TrackwayError {
+  return new TrackwayError(
+    'invalid_request',
+    `Invalid parameter: ${parameter} ${reason}`,
+    parameter,
+  );
+}
+
+export function pixelNotFound(pixelId: string): TrackwayError {
+  return new TrackwayError('not_found', `Pixel not found: ${pixelId}`);
+}

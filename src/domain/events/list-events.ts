@@ -1,0 +1,74 @@
+import type { Context } from '../context.ts';
+import { invalidParameter, pixelNotFound } from '../errors.ts';
+import type { TrackedEvent } from '../model.ts';
+import type { EventList, ListEventsQuery } from './schemas.ts';
+
+export const DEFAULT_LIMIT = 50;
+export const MAX_LIMIT = 100;
+
+const DAY_MS = 86_400_000;
+
+/** A date alone covers that whole UTC day: its start for `start_date`, its end for `end_date`. */
+function bound(value: string | undefined, edge: 'start' | 'end'): Date | undefined {
+  if (value === undefined) return undefined;
+  if (/^\d{4}-\d{2}-\d{2}$/.test(value)) {
+    const start = Date.parse(`${value}T00:00:00.000Z`);
+    return new Date(edge === 'start' ? start : start + DAY_MS - 1);
+  }
+  return new Date(value);
+}
+
+export function eventRecord(event: TrackedEvent) {
+  return {
+    event_id: event.eventId,
+    event_name: event.eventName,
+    value: event.value,
+    currency: event.currency,
+    timestamp: event.timestamp.toISOString(),
+    status: 'processed' as const,
+    pixel_id: event.pixelId,
+    url: event.url,
+    referrer: event.referrer,
+    title: event.title,
+    search_string: event.searchString,
+    custom_data: event.customData,
+    user_data: event.userData,
+    received_at: event.receivedAt.toISOString(),
+  };
+}
+
+/** `limit` above the maximum is applied as the maximum, and the response says so. */
+export function pageOf(query: { limit?: number | undefined; offset?: number | undefined }) {
+  return {
+    limit: Math.min(query.limit ?? DEFAULT_LIMIT, MAX_LIMIT),
+    offset: query.offset ?? 0,
+  };
+}
+
+export async function listEvents({
+  ctx,
+  pixelId,
+  query,
+}: {
+  ctx: Context;
+  pixelId: string;
+  query: ListEventsQuery;
+}): Promise<EventList> {
+  const from = bound(query.start_date, 'start');
+  const to = bound(query.end_date, 'end');
+  if (from && to && from.getTime() > to.getTime()) {
+    throw invalidParameter('start_date', 'must not be after end_date');
+  }
+  const pixel = await ctx.store.pixels.getPixel(ctx.account.id, pixelId);
+  if (!pixel) throw pixelNotFound(pixelId);
+  const page = pageOf(query);
+  const { events, total } = await ctx.store.events.listEvents({
+    accountId: ctx.account.id,
+    pixelId,
+    ...page,
+    ...(query.event_name !== undefined && { eventName: query.event_name }),
+    ...(from && { from }),
+    ...(to && { to }),
+  });
+  return { events: events.map(eventRecord), total, ...page };
+}

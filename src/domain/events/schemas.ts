@@ -1,0 +1,161 @@
+/**
+ * The request and response shapes of the event operations, declared once: they validate input
+ * (validation.ts), type the verbs and generate the OpenAPI document.
+ */
+import { type Static, Type } from '@sinclair/typebox';
+
+const userDataValue = (description: string) =>
+  Type.Optional(Type.String({ maxLength: 256, description }));
+
+export const UserDataSchema = Type.Object(
+  {
+    email: userDataValue('Email address. Normalised (trimmed, lower-cased) and SHA-256-hashed.'),
+    phone: userDataValue(
+      'Phone number in E.164 format (`+16505551212`; spaces, dashes, dots and parentheses are ignored). Hashed as digits without `+`.',
+    ),
+    first_name: userDataValue('First name. Lower-cased, punctuation removed, then hashed.'),
+    last_name: userDataValue('Last name. Lower-cased, punctuation removed, then hashed.'),
+    city: userDataValue('City. Lower-cased, spaces and punctuation removed, then hashed.'),
+    state: userDataValue('State or province code. Lower-cased, then hashed.'),
+    zip: userDataValue(
+      'Postal code. Lower-cased without spaces (US: first 5 digits), then hashed.',
+    ),
+    country: userDataValue('ISO 3166-1 alpha-2 country code. Lower-cased, then hashed.'),
+    external_id: userDataValue('Your internal user ID. Trimmed, then hashed.'),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'User attributes for matching. Every value is normalised and SHA-256-hashed before it is stored; a value that already is 64 lowercase hex characters is taken as a hash and kept as sent.',
+  },
+);
+
+const httpUrl = (description: string) =>
+  Type.Optional(
+    Type.String({
+      format: 'http-url',
+      maxLength: 2048,
+      errorMessage: 'must be an absolute http(s) URL',
+      description,
+    }),
+  );
+
+export const TrackEventSchema = Type.Object(
+  {
+    pixel_id: Type.String({
+      minLength: 1,
+      maxLength: 64,
+      description: 'The pixel the event belongs to.',
+    }),
+    event_name: Type.String({
+      minLength: 1,
+      maxLength: 100,
+      description: 'A standard event name (`Purchase`, `Lead`, …) or any custom name.',
+    }),
+    event_id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 128,
+        format: 'printable-ascii',
+        errorMessage: 'must be 1 to 128 printable ASCII characters',
+        description:
+          'Your unique ID for the event. A repeat of `(pixel_id, event_id)` is deduplicated: the first event is kept.',
+      }),
+    ),
+    value: Type.Optional(Type.Number({ errorMessage: 'must be a finite number' })),
+    currency: Type.Optional(
+      Type.String({
+        format: 'iso4217',
+        errorMessage: 'must be an ISO 4217 currency code',
+        description: 'ISO 4217 code, any case; stored upper-case.',
+      }),
+    ),
+    user_data: Type.Optional(UserDataSchema),
+    timestamp: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        errorMessage: 'must be an ISO 8601 date-time with an offset (Z or ±hh:mm)',
+        description:
+          'When the event happened; defaults to the time of receipt. At most 10 minutes in the future.',
+      }),
+    ),
+    url: httpUrl('Page URL where the event occurred.'),
+    referrer: httpUrl('Referrer URL.'),
+    title: Type.Optional(Type.String({ maxLength: 2048, description: 'Page title.' })),
+    search_string: Type.Optional(
+      Type.String({ maxLength: 2048, description: 'Search query (for `Search`).' }),
+    ),
+    custom_data: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), {
+        maxProperties: 100,
+        description: 'Free-form name/value pairs: at most 100 keys and 16,384 bytes serialised.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type TrackEventInput = Static<typeof TrackEventSchema>;
+
+export const TrackEventResponseSchema = Type.Object({
+  success: Type.Boolean(),
+  event_id: Type.String(),
+  message: Type.String(),
+  deduplicated: Type.Optional(Type.Boolean()),
+  warnings: Type.Optional(Type.Array(Type.String())),
+});
+export type TrackEventResponse = Static<typeof TrackEventResponseSchema>;
+
+export const ListEventsQuerySchema = Type.Object(
+  {
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, description: 'Default 50; values above 100 are applied as 100.' }),
+    ),
+    offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Default 0.' })),
+    event_name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    start_date: Type.Optional(
+      Type.String({
+        format: 'date-or-date-time',
+        errorMessage: 'must be an ISO 8601 date or date-time',
+        description: 'Inclusive. A date alone means the start of that UTC day.',
+      }),
+    ),
+    end_date: Type.Optional(
+      Type.String({
+        format: 'date-or-date-time',
+        errorMessage: 'must be an ISO 8601 date or date-time',
+        description: 'Inclusive. A date alone means the end of that UTC day.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type ListEventsQuery = Static<typeof ListEventsQuerySchema>;
+
+const nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
+
+export const EventRecordSchema = Type.Object({
+  event_id: Type.String(),
+  event_name: Type.String(),
+  value: Type.Union([Type.Number(), Type.Null()]),
+  currency: nullable(Type.String()),
+  timestamp: Type.String({ format: 'date-time' }),
+  status: Type.Literal('processed'),
+  pixel_id: Type.String(),
+  url: nullable(Type.String()),
+  referrer: nullable(Type.String()),
+  title: nullable(Type.String()),
+  search_string: nullable(Type.String()),
+  custom_data: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+  user_data: Type.Union([Type.Record(Type.String(), Type.String()), Type.Null()], {
+    description: 'SHA-256 hashes only.',
+  }),
+  received_at: Type.String({ format: 'date-time' }),
+});
+
+export const EventListSchema = Type.Object({
+  events: Type.Array(EventRecordSchema),
+  total: Type.Integer(),
+  limit: Type.Integer(),
+  offset: Type.Integer(),
+});
+export type EventList = Static<typeof EventListSchema>;

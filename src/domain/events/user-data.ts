@@ -1,0 +1,118 @@
+/**
+ * user_data normalisation and hashing, following Meta's published rules for the Conversions API
+ * (as the contract §3 fixes them). Every value is hashed here, before a record exists, so raw
+ * PII never reaches storage, logs or webhooks.
+ */
+import { createHash } from 'node:crypto';
+import { parsePhoneNumberFromString } from 'libphonenumber-js';
+import { invalidField } from '../errors.ts';
+import { isCountryCode } from './codes.ts';
+
+export const USER_DATA_FIELDS = [
+  'email',
+  'phone',
+  'first_name',
+  'last_name',
+  'city',
+  'state',
+  'zip',
+  'country',
+  'external_id',
+] as const;
+export type UserDataField = (typeof USER_DATA_FIELDS)[number];
+export type UserData = Partial<Record<UserDataField, string>>;
+
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+const PUNCTUATION_AND_SYMBOLS = /[\p{P}\p{S}]/gu;
+const PHONE_SEPARATORS = /[\s\-.()]/g;
+const US_ZIP_PLUS_4 = /^(\d{5})[\s-]?\d{4}$/;
+
+export function sha256Hex(value: string): string {
+  return createHash('sha256').update(value, 'utf8').digest('hex');
+}
+
+/** A value that already is a SHA-256 (lowercase hex) is the caller's own hash: keep it. */
+export function isSha256Hex(value: string): boolean {
+  return SHA256_HEX.test(value);
+}
+
+function phoneDigits(value: string): string {
+  const compact = value.replace(PHONE_SEPARATORS, '');
+  // E.164 needs its '+': without it the country code is a guess, and a guessed country code
+  // produces a hash that matches nobody.
+  if (!/^\+[1-9]\d{1,14}$/.test(compact))
+    throw invalidField('user_data.phone', 'must be in E.164 format');
+  const parsed = parsePhoneNumberFromString(compact);
+  if (!parsed?.isPossible()) throw invalidField('user_data.phone', 'must be in E.164 format');
+  return compact.slice(1);
+}
+
+export function normaliseUserDataField(
+  field: UserDataField,
+  value: string,
+  context: { country?: string },
+): string {
+  let normalised: string;
+  switch (field) {
+    case 'email': {
+      normalised = value.trim().toLowerCase();
+      const at = normalised.indexOf('@');
+      if (at < 1 || at !== normalised.lastIndexOf('@') || at === normalised.length - 1) {
+        throw invalidField('user_data.email', 'must be an email address');
+      }
+      break;
+    }
+    case 'phone':
+      normalised = phoneDigits(value);
+      break;
+    case 'first_name':
+    case 'last_name':
+      // Accents are kept (Meta: UTF-8 is fine); inner spaces are kept, runs folded to one.
+      normalised = value
+        .toLowerCase()
+        .replace(PUNCTUATION_AND_SYMBOLS, '')
+        .replace(/\s+/g, ' ')
+        .trim();
+      break;
+    case 'city':
+    case 'state':
+      normalised = value.toLowerCase().replace(PUNCTUATION_AND_SYMBOLS, '').replace(/\s+/g, '');
+      break;
+    case 'country':
+      normalised = value.trim().toLowerCase();
+      if (!isCountryCode(normalised)) {
+        throw invalidField('user_data.country', 'must be an ISO 3166-1 alpha-2 code');
+      }
+      break;
+    case 'zip': {
+      const trimmed = value.trim();
+      const plus4 = US_ZIP_PLUS_4.exec(trimmed);
+      normalised = trimmed.toLowerCase().replace(/[\s-]/g, '');
+      if (plus4) normalised = plus4[1]!;
+      else if (context.country?.trim().toLowerCase() === 'us') normalised = normalised.slice(0, 5);
+      break;
+    }
+    case 'external_id':
+      // Trimmed only: a customer's own IDs may be case-sensitive, and Meta gives no other rule.
+      normalised = value.trim();
+      break;
+  }
+  if (normalised === '') throw invalidField(`user_data.${field}`, 'must not be empty');
+  return normalised;
+}
+
+/** Returns a new object with the same fields, each hashed (or kept, if already a hash). */
+export function hashUserData(input: UserData): UserData {
+  const rawCountry = input.country;
+  const context =
+    rawCountry !== undefined && !isSha256Hex(rawCountry) ? { country: rawCountry } : {};
+  const hashed: UserData = {};
+  for (const field of USER_DATA_FIELDS) {
+    const value = input[field];
+    if (value === undefined) continue;
+    hashed[field] = isSha256Hex(value)
+      ? value
+      : sha256Hex(normaliseUserDataField(field, value, context));
+  }
+  return hashed;
+}

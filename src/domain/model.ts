@@ -1,0 +1,140 @@
+/** The records the domain works with. Times are `Date`s here; adapters choose their encoding. */
+import type { PlanName, SubscriptionStatus } from './accounts/plans.ts';
+
+export interface Account {
+  id: string;
+  name: string;
+  plan: PlanName;
+  status: SubscriptionStatus;
+  /** Operator-set limits; only ever present on enterprise accounts (contract §2). */
+  customRequestsPerMinute: number | null;
+  customDailyLimit: number | null;
+  createdAt: Date;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  accountId: string;
+  /** The key's first characters and last four, for display; the key itself is never stored. */
+  prefix: string;
+  last4: string;
+  createdAt: Date;
+  revokedAt: Date | null;
+}
+
+export const PIXEL_STATUSES = ['active', 'paused'] as const;
+export type PixelStatus = (typeof PIXEL_STATUSES)[number];
+
+export interface Pixel {
+  id: string;
+  accountId: string;
+  name: string;
+  domain: string;
+  trackingDomain: string;
+  status: PixelStatus;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface TrackedEvent {
+  accountId: string;
+  pixelId: string;
+  eventId: string;
+  eventName: string;
+  value: number | null;
+  currency: string | null;
+  /** When the event happened (the caller's `timestamp`, or the time of receipt). */
+  timestamp: Date;
+  receivedAt: Date;
+  url: string | null;
+  referrer: string | null;
+  title: string | null;
+  searchString: string | null;
+  /** Hashes only: raw PII never reaches this record. */
+  userData: Record<string, string> | null;
+  customData: Record<string, unknown> | null;
+}
+
+export const WEBHOOK_EVENT_TYPES = [
+  'event.tracked',
+  'event.forwarded',
+  'pixel.created',
+  'pixel.updated',
+  'subscription.updated',
+] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+/**
+ * Something that happened and that subscribed endpoints must hear about. Stores write these
+ * in the same transaction as the change that caused them (the transactional outbox).
+ */
+export interface WebhookEvent {
+  accountId: string;
+  type: WebhookEventType;
+  data: Record<string, unknown>;
+  occurredAt: Date;
+}
+
+export interface WebhookEndpoint {
+  id: string;
+  accountId: string;
+  url: string;
+  events: WebhookEventType[];
+  description: string | null;
+  enabled: boolean;
+  secret: string;
+  /** During a rotation the old secret keeps signing until this time (24 h). */
+  previousSecret: string | null;
+  previousSecretExpiresAt: Date | null;
+  /** Start of the current run of failures; cleared by a success. */
+  failingSince: Date | null;
+  disabledReason: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type AttemptStatus = 'succeeded' | 'failed' | 'pending';
+
+export interface DeliveryAttempt {
+  id: number;
+  messageId: string;
+  endpointId: string;
+  eventType: WebhookEventType;
+  attempt: number;
+  status: AttemptStatus;
+  responseStatusCode: number | null;
+  durationMs: number | null;
+  error: string | null;
+  responseBody: string | null;
+  attemptedAt: Date;
+}
+
+/** A (message, endpoint) pair the delivery worker has claimed for one attempt. */
+export interface ClaimedDelivery {
+  messageId: string;
+  endpoint: WebhookEndpoint;
+  eventType: WebhookEventType;
+  /** The exact bytes to send, fixed when the message was committed. */
+  body: string;
+  /** 1 for the first attempt. */
+  attempt: number;
+  /** When the first attempt was due: the start of the failure clock for this message. */
+  createdAt: Date;
+}
+
+export type DeliveryOutcome =
+  | { kind: 'succeeded' }
+  | { kind: 'retry'; at: Date }
+  /** No more automatic attempts; the message stays visible and can be retried by hand. */
+  | { kind: 'failed' };
+
+export interface AttemptResult {
+  status: 'succeeded' | 'failed';
+  responseStatusCode: number | null;
+  durationMs: number;
+  error: string | null;
+  responseBody: string | null;
+  outcome: DeliveryOutcome;
+  /** Set when the endpoint must be switched off (410 Gone, or failing for too long). */
+  disableEndpoint?: string;
+}

@@ -1,0 +1,62 @@
+import { type Static, Type } from '@sinclair/typebox';
+
+const hostname = (description: string) =>
+  Type.String({
+    format: 'hostname',
+    maxLength: 253,
+    errorMessage: 'must be a hostname such as shop.example.com',
+    description,
+  });
+
+export const CreatePixelSchema = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200, description: 'Display name.' }),
+    domain: hostname("The customer's site domain."),
+    tracking_domain: Type.Optional(hostname('Domain used for tracking; defaults to `domain`.')),
+  },
+  { additionalProperties: false },
+);
+export type CreatePixelInput = Static<typeof CreatePixelSchema>;
+
+export const UpdatePixelSchema = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    domain: Type.Optional(hostname("The customer's site domain.")),
+    tracking_domain: Type.Optional(hostname('Domain used for tracking.')),
+    status: Type.Optional(
+      Type.Union([Type.Literal('active'), Type.Literal('paused')], {
+        description: 'A paused pixel refuses new events with 409.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type UpdatePixelInput = Static<typeof UpdatePixelSchema>;
+
+export const PixelSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  domain: Type.String(),
+  tracking_domain: Type.String(),
+  status: Type.Union([Type.Literal('active'), Type.Literal('paused')]),
+  created_at: Type.String({ format: 'date-time' }),
+});
+export type PixelObject = Static<typeof PixelSchema>;
+
+export const PixelListSchema = Type.Object({
+  pixels: Type.Array(PixelSchema),
+  total: Type.Integer(),
+  limit: Type.Integer(),
+  offset: Type.Integer(),
+});
+
+export const PageQuerySchema = Type.Object(
+  {
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, description: 'Default 50; values above 100 are applied as 100.' }),
+    ),
+    offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Default 0.' })),
+  },
+  { additionalProperties: false },
+);
+export type PageQuery = Static<typeof PageQuerySchema>;

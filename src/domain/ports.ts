@@ -1,0 +1,149 @@
+/**
+ * What the domain needs from the outside world. Every adapter (SQLite, PostgreSQL, memory,
+ * Redis) implements these; the contract suites in storage/ and rate-limit/ hold each adapter to
+ * the same behaviour. Every query is scoped by the caller's account id.
+ */
+import type {
+  Account,
+  ApiKeyRecord,
+  AttemptResult,
+  ClaimedDelivery,
+  DeliveryAttempt,
+  Pixel,
+  TrackedEvent,
+  WebhookEndpoint,
+  WebhookEvent,
+} from './model.ts';
+
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = { now: () => new Date() };
+
+export interface Page {
+  limit: number;
+  offset: number;
+}
+
+/** A change computed from the current row inside the store's transaction. */
+export type Change<T> = (current: T) => { next: T; emit: WebhookEvent[] } | null;
+
+export interface NewApiKeyRow extends ApiKeyRecord {
+  /** SHA-256 of the key; the only form in which a key is kept. */
+  hash: string;
+}
+
+export interface AccountStore {
+  createAccount(account: Account, firstKey: NewApiKeyRow | null): Promise<void>;
+  getAccount(accountId: string): Promise<Account | null>;
+  countAccounts(): Promise<number>;
+  /** Applies `change` to the account atomically; `null` when there is no such account. */
+  updateAccount(
+    accountId: string,
+    change: Change<Account>,
+  ): Promise<{ before: Account; after: Account } | null>;
+  createApiKey(key: NewApiKeyRow): Promise<void>;
+  listApiKeys(accountId: string): Promise<ApiKeyRecord[]>;
+  /** Marks a key revoked (idempotent); `null` when there is no such key. */
+  revokeApiKey(keyId: string, at: Date): Promise<ApiKeyRecord | null>;
+  /** The account owning an unrevoked key with this hash. */
+  findByKeyHash(hash: string): Promise<{ account: Account; keyId: string } | null>;
+}
+
+export interface PixelStore {
+  /** Creates the pixel unless the account already holds `quota` pixels (checked atomically). */
+  createPixel(
+    pixel: Pixel,
+    quota: number | null,
+    emit: WebhookEvent[],
+  ): Promise<'created' | 'quota_exceeded'>;
+  getPixel(accountId: string, pixelId: string): Promise<Pixel | null>;
+  listPixels(accountId: string, page: Page): Promise<{ pixels: Pixel[]; total: number }>;
+  updatePixel(
+    accountId: string,
+    pixelId: string,
+    change: Change<Pixel>,
+  ): Promise<{ before: Pixel; after: Pixel } | null>;
+}
+
+export interface EventQuery extends Page {
+  accountId: string;
+  pixelId: string;
+  eventName?: string;
+  /** Inclusive bounds on the event's `timestamp`. */
+  from?: Date;
+  to?: Date;
+}
+
+export interface EventStore {
+  /**
+   * Commits the event (and its webhook messages) durably before resolving. `duplicate` when
+   * `(pixelId, eventId)` is already stored: the first event wins and nothing is emitted.
+   */
+  insertEvent(event: TrackedEvent, emit: WebhookEvent[]): Promise<'inserted' | 'duplicate'>;
+  /** Newest first: `timestamp` desc, then arrival desc. `total` counts every match. */
+  listEvents(query: EventQuery): Promise<{ events: TrackedEvent[]; total: number }>;
+}
+
+export interface WebhookStore {
+  createEndpoint(endpoint: WebhookEndpoint): Promise<void>;
+  listEndpoints(accountId: string): Promise<WebhookEndpoint[]>;
+  getEndpoint(accountId: string, endpointId: string): Promise<WebhookEndpoint | null>;
+  updateEndpoint(
+    accountId: string,
+    endpointId: string,
+    change: Change<WebhookEndpoint>,
+  ): Promise<{ before: WebhookEndpoint; after: WebhookEndpoint } | null>;
+  /** Removes the endpoint and cancels what it had pending; `false` when there is none. */
+  deleteEndpoint(accountId: string, endpointId: string, at: Date): Promise<boolean>;
+  /** The attempt log, newest first. */
+  listAttempts(
+    accountId: string,
+    endpointId: string,
+    page: Page,
+  ): Promise<{ attempts: DeliveryAttempt[]; total: number }>;
+  /** Puts a delivery back in the queue, due now; `false` when the endpoint never had it. */
+  retryDelivery(
+    accountId: string,
+    endpointId: string,
+    messageId: string,
+    at: Date,
+  ): Promise<boolean>;
+  /** Writes a message addressed to one endpoint only, whatever its filter (test sends). */
+  enqueueFor(endpointId: string, event: WebhookEvent): Promise<string>;
+  /**
+   * Claims up to `limit` due deliveries of enabled endpoints for `leaseMs`, at most
+   * `perEndpoint` per endpoint and none for the `busy` endpoints, recording each as a pending
+   * attempt. A claim is exclusive until its lease ends, across workers and processes.
+   */
+  claimDue(options: {
+    now: Date;
+    limit: number;
+    perEndpoint: number;
+    busy: string[];
+    leaseMs: number;
+    owner: string;
+  }): Promise<ClaimedDelivery[]>;
+  /** Records how the attempt ended and what happens next; ignored if the lease was lost. */
+  recordAttempt(
+    delivery: ClaimedDelivery,
+    owner: string,
+    result: AttemptResult,
+    at: Date,
+  ): Promise<void>;
+  /** The earliest time a pending delivery is due, to sleep exactly until then. */
+  nextDueAt(): Promise<Date | null>;
+}
+
+export interface Store {
+  accounts: AccountStore;
+  pixels: PixelStore;
+  events: EventStore;
+  webhooks: WebhookStore;
+  /** Runs pending migrations; safe to call on every start. */
+  migrate(): Promise<void>;
+  /** Cheap round trip, for /readyz. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,193 @@
+/**
+ * buildApp(deps) assembles the HTTP layer and never listens: tests call `app.inject()`, main.ts
+ * calls `listen()`. Routes validate with the TypeBox schemas they declare (which also generate
+ * the OpenAPI document), call one domain verb, and let errors.ts map failures.
+ */
+import { randomUUID } from 'node:crypto';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { TSchema } from '@sinclair/typebox';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import sjson from 'secure-json-parse';
+import type { Config } from '../config.ts';
+import { TrackwayError } from '../domain/errors.ts';
+import type { Account } from '../domain/model.ts';
+import type { Clock, Store } from '../domain/ports.ts';
+import { compileValidator } from '../domain/validation.ts';
+import { authenticateRequest } from './auth.ts';
+import { handleError, MAX_BODY_BYTES } from './errors.ts';
+import { registerListEvents } from './routes/events.list.ts';
+import { registerHealthRoutes } from './routes/health.ts';
+import { registerCreatePixel } from './routes/pixels.create.ts';
+import { registerGetPixel } from './routes/pixels.get.ts';
+import { registerListPixels } from './routes/pixels.list.ts';
+import { registerUpdatePixel } from './routes/pixels.update.ts';
+import { registerTrack } from './routes/track.post.ts';
+import { registerCreateWebhook } from './routes/webhooks.create.ts';
+import { registerDeleteWebhook } from './routes/webhooks.delete.ts';
+import { registerListDeliveries } from './routes/webhooks.deliveries.list.ts';
+import { registerRetryDelivery } from './routes/webhooks.deliveries.retry.ts';
+import { registerGetWebhook } from './routes/webhooks.get.ts';
+import { registerListWebhooks } from './routes/webhooks.list.ts';
+import { registerRotateWebhookSecret } from './routes/webhooks.rotate-secret.ts';
+import { registerTestWebhook } from './routes/webhooks.test-send.ts';
+import { registerUpdateWebhook } from './routes/webhooks.update.ts';
+
+export interface AppDeps {
+  store: Store;
+  clock: Clock;
+  config: Pick<Config, 'trustProxy' | 'webhookAllowPrivate' | 'webhookAllowHttp'>;
+  logger: FastifyBaseLogger;
+  /** Wakes the delivery worker after a commit that wrote webhook messages. */
+  onOutboxWrite?: () => void;
+}
+
+export type App = FastifyInstance<
+  import('node:http').Server,
+  import('node:http').IncomingMessage,
+  import('node:http').ServerResponse,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the auth hook on every /v1 route that needs a key. */
+    account: Account;
+  }
+}
+
+/** Requests slower than this are logged; nothing else is logged per request (hot path). */
+const SLOW_REQUEST_MS = 1_000;
+
+function parseJson(body: string): unknown {
+  try {
+    // secure-json-parse refuses __proto__ and constructor.prototype keys instead of letting
+    // them reach an object where they could pollute prototypes.
+    return sjson.parse(body, undefined, { protoAction: 'error', constructorAction: 'error' });
+  } catch (error) {
+    const message = (error as Error).message;
+    if (/forbidden prototype property/i.test(message)) {
+      throw new TrackwayError(
+        'invalid_request',
+        'Forbidden key in JSON body: __proto__ and constructor.prototype are not accepted',
+      );
+    }
+    throw new TrackwayError('invalid_request', 'Malformed JSON body');
+  }
+}
+
+export async function buildApp(deps: AppDeps): Promise<App> {
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    // No per-request info logs: they halve throughput. Errors and slow requests are logged.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: MAX_BODY_BYTES,
+    trustProxy: deps.config.trustProxy,
+    genReqId: () => randomUUID(),
+    requestIdHeader: false,
+    // Slow clients cannot hold a connection open forever.
+    requestTimeout: 30_000,
+    connectionTimeout: 60_000,
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: true },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setValidatorCompiler(({ schema, httpPart }) => {
+    const validate = compileValidator(schema as TSchema, {
+      noun: httpPart === 'querystring' ? 'parameter' : 'field',
+      coerce: httpPart === 'querystring' || httpPart === 'params',
+    });
+    // A body marked optional may be left out entirely (e.g. POST …/test with no body).
+    const optional = (schema as Record<string, unknown>)['x-optional-body'] === true;
+    return (data: unknown) => {
+      if (optional && (data === null || data === undefined)) return { value: undefined };
+      try {
+        return { value: validate(data) };
+      } catch (error) {
+        return { error: error as Error };
+      }
+    };
+  });
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    if (body === '') return done(null, undefined);
+    try {
+      done(null, parseJson(body as string));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
+
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).send({
+      error: 'Not found',
+      message: `Route not found: ${request.method} ${request.url.split('?')[0]}`,
+    }),
+  );
+
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    if (reply.elapsedTime > SLOW_REQUEST_MS) {
+      request.log.warn(
+        {
+          method: request.method,
+          route: request.routeOptions.url,
+          status: reply.statusCode,
+          ms: Math.round(reply.elapsedTime),
+        },
+        'slow request',
+      );
+    }
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Trackway API',
+        version: '1.0.0',
+        description:
+          'Server-side event tracking: send conversion events, read them back, and receive signed webhooks.',
+      },
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'http', scheme: 'bearer', description: 'tw_live_… API key' },
+        },
+      },
+      security: [{ apiKey: [] }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  registerHealthRoutes(app, deps);
+  app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  await app.register(async (v1) => {
+    v1.addHook('onRequest', async (request) => {
+      request.account = await authenticateRequest(deps.store, request.headers.authorization);
+    });
+    registerTrack(v1, deps);
+    registerListPixels(v1, deps);
+    registerCreatePixel(v1, deps);
+    registerGetPixel(v1, deps);
+    registerUpdatePixel(v1, deps);
+    registerListEvents(v1, deps);
+    registerCreateWebhook(v1, deps);
+    registerListWebhooks(v1, deps);
+    registerGetWebhook(v1, deps);
+    registerUpdateWebhook(v1, deps);
+    registerDeleteWebhook(v1, deps);
+    registerRotateWebhookSecret(v1, deps);
+    registerListDeliveries(v1, deps);
+    registerRetryDelivery(v1, deps);
+    registerTestWebhook(v1, deps);
+  });
+
+  return app;
+}

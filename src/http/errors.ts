@@ -1,0 +1,73 @@
+/**
+ * The single place where failures become HTTP: each error code's status and the spec's short
+ * `error` name. Bodies are always `{ error, message }`, plus `field` when one field is at fault.
+ */
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { type ErrorCode, TrackwayError } from '../domain/errors.ts';
+
+export const MAX_BODY_BYTES = 32_768;
+
+const CATALOGUE: Record<ErrorCode, { status: number; error: string }> = {
+  invalid_request: { status: 400, error: 'Invalid request' },
+  unauthorized: { status: 401, error: 'Unauthorized' },
+  forbidden: { status: 403, error: 'Forbidden' },
+  not_found: { status: 404, error: 'Not found' },
+  conflict: { status: 409, error: 'Conflict' },
+  payload_too_large: { status: 413, error: 'Payload too large' },
+  unsupported_media_type: { status: 415, error: 'Unsupported media type' },
+  rate_limited: { status: 429, error: 'Rate limit exceeded' },
+  service_unavailable: { status: 503, error: 'Service unavailable' },
+  internal: { status: 500, error: 'Internal server error' },
+};
+
+export interface ErrorBody {
+  error: string;
+  message: string;
+  field?: string;
+  retry_after?: number;
+}
+
+export function errorBody(error: TrackwayError): { status: number; body: ErrorBody } {
+  const { status, error: name } = CATALOGUE[error.code];
+  const body: ErrorBody = { error: name, message: error.message };
+  if (error.field !== undefined) body.field = error.field;
+  return { status, body };
+}
+
+/** Fastify's own errors (body parsing, limits) in the product's words. */
+function fromFastify(error: FastifyError): TrackwayError | undefined {
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new TrackwayError('payload_too_large', `Request body exceeds ${MAX_BODY_BYTES} bytes`);
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new TrackwayError('unsupported_media_type', 'Content-Type must be application/json');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new TrackwayError('invalid_request', 'Request body must be a JSON object');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new TrackwayError('invalid_request', 'Content-Length does not match the body');
+  }
+  if (error.statusCode === 400 && error instanceof SyntaxError) {
+    return new TrackwayError('invalid_request', 'Malformed JSON body');
+  }
+  if (error.statusCode === 415) {
+    return new TrackwayError('unsupported_media_type', 'Content-Type must be application/json');
+  }
+  return undefined;
+}
+
+export function toTrackwayError(error: unknown): TrackwayError {
+  if (error instanceof TrackwayError) return error;
+  const known = fromFastify(error as FastifyError);
+  if (known) return known;
+  return new TrackwayError('internal', 'An unexpected error occurred');
+}
+
+export function handleError(error: unknown, request: FastifyRequest, reply: FastifyReply) {
+  const mapped = toTrackwayError(error);
+  if (mapped.code === 'internal') {
+    // The only place a stack trace goes: the log, never the client.
+    request.log.error({ err: error }, 'unhandled error');
+  }
+  const { status, body } = errorBody(mapped);
+  return reply.code(status).send(body);
+}

@@ -1,0 +1,20 @@
+import { getPixel } from '../../domain/pixels/pixels.ts';
+import { PixelSchema } from '../../domain/pixels/schemas.ts';
+import type { App, AppDeps } from '../app.ts';
+import { contextOf, errorResponses, PixelIdParams } from '../route-kit.ts';
+
+export function registerGetPixel(app: App, deps: AppDeps): void {
+  app.get(
+    '/v1/pixels/:pixel_id',
+    {
+      schema: {
+        summary: 'Get a pixel',
+        tags: ['Pixels'],
+        params: PixelIdParams,
+        response: { 200: PixelSchema, ...errorResponses },
+      },
+    },
+    async (request) =>
+      getPixel({ ctx: contextOf(deps, request), pixelId: request.params.pixel_id }),
+  );
+}

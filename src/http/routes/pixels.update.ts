@@ -1,0 +1,30 @@
+import { updatePixel } from '../../domain/pixels/pixels.ts';
+import { PixelSchema, UpdatePixelSchema } from '../../domain/pixels/schemas.ts';
+import type { App, AppDeps } from '../app.ts';
+import { contextOf, ErrorSchema, errorResponses, PixelIdParams } from '../route-kit.ts';
+
+export function registerUpdatePixel(app: App, deps: AppDeps): void {
+  app.patch(
+    '/v1/pixels/:pixel_id',
+    {
+      schema: {
+        summary: 'Update a pixel',
+        description:
+          'Changes the fields sent. Emits `pixel.updated` with `previous_attributes` when something changed. A `paused` pixel refuses new events with 409.',
+        tags: ['Pixels'],
+        params: PixelIdParams,
+        body: UpdatePixelSchema,
+        response: { 200: PixelSchema, ...errorResponses, 413: ErrorSchema, 415: ErrorSchema },
+      },
+    },
+    async (request) => {
+      const pixel = await updatePixel({
+        ctx: contextOf(deps, request),
+        pixelId: request.params.pixel_id,
+        input: request.body,
+      });
+      deps.onOutboxWrite?.();
+      return pixel;
+    },
+  );
+}

@@ -1,0 +1,107 @@
+/**
+ * Composition root: load config, pick adapters, start HTTP (and, later, the delivery worker).
+ */
+import type { Logger } from 'pino';
+import { type Config, loadConfig } from './config.ts';
+import { createSender } from './delivery/sender.ts';
+import { DeliveryWorker } from './delivery/worker.ts';
+import { createAccount } from './domain/accounts/accounts.ts';
+import { type Store, systemClock } from './domain/ports.ts';
+import { buildApp } from './http/app.ts';
+import { createLogger } from './logger.ts';
+import { openStore } from './storage/index.ts';
+
+export interface RunningServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The embedded default must work at once for a new user: on SQLite with no account yet, make a
+ * `pro` account and print its key (once; only its hash is kept). PostgreSQL deployments are set
+ * up deliberately with the CLI instead.
+ */
+async function firstRun(config: Config, store: Store, out: (line: string) => void): Promise<void> {
+  if (!config.databaseUrl.startsWith('sqlite:')) return;
+  if ((await store.accounts.countAccounts()) > 0) return;
+  const { account, apiKey } = await createAccount(
+    { store, clock: systemClock },
+    { name: 'Default account', plan: 'pro' },
+  );
+  out('');
+  out(`First run: created account ${account.id} on the pro plan.`);
+  out('Its API key is shown only this once; keep it secret:');
+  out('');
+  out(`  ${apiKey}`);
+  out('');
+  out('Try it:');
+  out(`  export TRACKWAY_API_KEY=${apiKey}`);
+  out(
+    `  curl -s -X POST http://${config.host}:${config.port}/v1/pixels -H "Authorization: Bearer $TRACKWAY_API_KEY" -H 'Content-Type: application/json' -d '{"name":"My shop","domain":"shop.example.com"}'`,
+  );
+  out('');
+}
+
+export interface RunningWorker {
+  wake(): void;
+  stop(): Promise<void>;
+}
+
+/** The delivery worker with its HTTP client; stopping it waits for attempts in flight. */
+export function startWorker(config: Config, store: Store, logger: Logger): RunningWorker {
+  const sender = createSender({
+    allowPrivate: config.webhookAllowPrivate,
+    allowHttp: config.webhookAllowHttp,
+  });
+  const worker = new DeliveryWorker({
+    store: store.webhooks,
+    clock: systemClock,
+    sender,
+    logger,
+    schedule: config.webhookRetrySchedule,
+  });
+  worker.start();
+  return {
+    wake: worker.wake,
+    async stop() {
+      await worker.stop();
+      await sender.close();
+    },
+  };
+}
+
+export async function startServer(
+  config: Config = loadConfig(),
+  options: { logger?: Logger; out?: (line: string) => void } = {},
+): Promise<RunningServer> {
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const out = options.out ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const store = await openStore(config.databaseUrl);
+  await store.migrate();
+  await firstRun(config, store, out);
+  const worker = config.worker ? startWorker(config, store, logger) : undefined;
+  const app = await buildApp({
+    store,
+    clock: systemClock,
+    config,
+    logger,
+    ...(worker && { onOutboxWrite: worker.wake }),
+  });
+  const address = await app.listen({ port: config.port, host: config.host });
+  logger.info({ address, database: config.databaseUrl.split(':')[0] }, 'trackway listening');
+  out(`Trackway is listening on ${address}`);
+  let closing: Promise<void> | undefined;
+  return {
+    url: address,
+    close() {
+      // Stop accepting, let in-flight requests finish (their commits included), then close
+      // storage. Idempotent: a second signal waits for the first drain.
+      closing ??= (async () => {
+        await app.close();
+        await worker?.stop();
+        await store.close();
+      })();
+      return closing;
+    },
+  };
+}

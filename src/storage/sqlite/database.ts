@@ -1,0 +1,57 @@
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+
+export type SqliteDatabase = Database.Database;
+
+const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
+
+/** `sqlite:./data/trackway.db` → `./data/trackway.db`; `sqlite::memory:` → `:memory:`. */
+export function sqlitePath(databaseUrl: string): string {
+  return databaseUrl.replace(/^sqlite:/, '');
+}
+
+export function openSqlite(path: string): SqliteDatabase {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path);
+  // WAL lets readers run beside the writer. synchronous=FULL makes every commit survive power
+  // loss, not just a process crash: a 200 from /v1/track means the event is on disk.
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.pragma('foreign_keys = ON');
+  // The CLI may write while the server runs; wait for the lock instead of failing.
+  db.pragma('busy_timeout = 5000');
+  return db;
+}
+
+/** Applies every numbered migration not yet applied, each in its own transaction. */
+export function migrateSqlite(db: SqliteDatabase): string[] {
+  db.exec(
+    'CREATE TABLE IF NOT EXISTS schema_migrations (version TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)',
+  );
+  const applied = new Set(
+    db.prepare('SELECT version FROM schema_migrations').pluck().all() as string[],
+  );
+  const files = readdirSync(MIGRATIONS_DIR)
+    .filter((f) => /^\d+_.+\.sql$/.test(f))
+    .sort();
+  const ran: string[] = [];
+  for (const file of files) {
+    const version = file.replace(/\.sql$/, '');
+    if (applied.has(version)) continue;
+    const sql = readFileSync(new URL(file, MIGRATIONS_DIR), 'utf8');
+    // IMMEDIATE takes the write lock first, so two processes starting at once cannot both
+    // apply the same migration.
+    db.transaction(() => {
+      const again = db.prepare('SELECT 1 FROM schema_migrations WHERE version = ?').get(version);
+      if (again) return;
+      db.exec(sql);
+      db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(
+        version,
+        Date.now(),
+      );
+      ran.push(version);
+    }).immediate();
+  }
+  return ran;
+}

@@ -1,0 +1,392 @@
+import type { PlanName, SubscriptionStatus } from '../../domain/accounts/plans.ts';
+import type {
+  Account,
+  ApiKeyRecord,
+  Pixel,
+  PixelStatus,
+  TrackedEvent,
+  WebhookEvent,
+} from '../../domain/model.ts';
+import type {
+  AccountStore,
+  Change,
+  EventQuery,
+  EventStore,
+  NewApiKeyRow,
+  Page,
+  PixelStore,
+  Store,
+  WebhookStore,
+} from '../../domain/ports.ts';
+import { migrateSqlite, openSqlite, type SqliteDatabase } from './database.ts';
+import { outboxWriter, SqliteWebhookStore } from './webhooks.ts';
+
+interface AccountRow {
+  id: string;
+  name: string;
+  plan: string;
+  status: string;
+  custom_requests_per_minute: number | null;
+  custom_daily_limit: number | null;
+  created_at: number;
+}
+
+interface KeyRow {
+  id: string;
+  account_id: string;
+  prefix: string;
+  last4: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+interface PixelRow {
+  id: string;
+  account_id: string;
+  name: string;
+  domain: string;
+  tracking_domain: string;
+  status: string;
+  created_at: number;
+  updated_at: number;
+}
+
+interface EventRow {
+  account_id: string;
+  pixel_id: string;
+  event_id: string;
+  event_name: string;
+  value: number | null;
+  currency: string | null;
+  timestamp: number;
+  received_at: number;
+  url: string | null;
+  referrer: string | null;
+  title: string | null;
+  search_string: string | null;
+  user_data: string | null;
+  custom_data: string | null;
+}
+
+const toAccount = (r: AccountRow): Account => ({
+  id: r.id,
+  name: r.name,
+  plan: r.plan as PlanName,
+  status: r.status as SubscriptionStatus,
+  customRequestsPerMinute: r.custom_requests_per_minute,
+  customDailyLimit: r.custom_daily_limit,
+  createdAt: new Date(r.created_at),
+});
+
+const toKey = (r: KeyRow): ApiKeyRecord => ({
+  id: r.id,
+  accountId: r.account_id,
+  prefix: r.prefix,
+  last4: r.last4,
+  createdAt: new Date(r.created_at),
+  revokedAt: r.revoked_at === null ? null : new Date(r.revoked_at),
+});
+
+const toPixel = (r: PixelRow): Pixel => ({
+  id: r.id,
+  accountId: r.account_id,
+  name: r.name,
+  domain: r.domain,
+  trackingDomain: r.tracking_domain,
+  status: r.status as PixelStatus,
+  createdAt: new Date(r.created_at),
+  updatedAt: new Date(r.updated_at),
+});
+
+const toEvent = (r: EventRow): TrackedEvent => ({
+  accountId: r.account_id,
+  pixelId: r.pixel_id,
+  eventId: r.event_id,
+  eventName: r.event_name,
+  value: r.value,
+  currency: r.currency,
+  timestamp: new Date(r.timestamp),
+  receivedAt: new Date(r.received_at),
+  url: r.url,
+  referrer: r.referrer,
+  title: r.title,
+  searchString: r.search_string,
+  userData: r.user_data === null ? null : JSON.parse(r.user_data),
+  customData: r.custom_data === null ? null : JSON.parse(r.custom_data),
+});
+
+const json = (value: unknown): string | null => (value === null ? null : JSON.stringify(value));
+
+class SqliteAccountStore implements AccountStore {
+  private readonly insertAccount;
+  private readonly insertKey;
+  private readonly selectAccount;
+  private readonly updateAccountRow;
+  private readonly selectKeys;
+  private readonly selectKey;
+  private readonly revokeKey;
+  private readonly selectByHash;
+
+  constructor(
+    private readonly db: SqliteDatabase,
+    private readonly outbox: (events: WebhookEvent[]) => void,
+  ) {
+    this.insertAccount = db.prepare(
+      `INSERT INTO accounts (id, name, plan, status, custom_requests_per_minute, custom_daily_limit, created_at)
+       VALUES (@id, @name, @plan, @status, @customRequestsPerMinute, @customDailyLimit, @createdAt)`,
+    );
+    this.insertKey = db.prepare(
+      `INSERT INTO api_keys (id, account_id, key_hash, prefix, last4, created_at, revoked_at)
+       VALUES (@id, @accountId, @hash, @prefix, @last4, @createdAt, @revokedAt)`,
+    );
+    this.selectAccount = db.prepare<[string], AccountRow>('SELECT * FROM accounts WHERE id = ?');
+    this.updateAccountRow = db.prepare(
+      `UPDATE accounts SET name = @name, plan = @plan, status = @status,
+         custom_requests_per_minute = @customRequestsPerMinute, custom_daily_limit = @customDailyLimit
+       WHERE id = @id`,
+    );
+    this.selectKeys = db.prepare<[string], KeyRow>(
+      'SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, id',
+    );
+    this.selectKey = db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE id = ?');
+    this.revokeKey = db.prepare(
+      'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL',
+    );
+    this.selectByHash = db.prepare<[string], AccountRow & { key_id: string }>(
+      `SELECT a.*, k.id AS key_id FROM api_keys k JOIN accounts a ON a.id = k.account_id
+        WHERE k.key_hash = ? AND k.revoked_at IS NULL`,
+    );
+  }
+
+  private accountParams(a: Account) {
+    return { ...a, createdAt: a.createdAt.getTime() };
+  }
+
+  private keyParams(k: NewApiKeyRow) {
+    return { ...k, createdAt: k.createdAt.getTime(), revokedAt: k.revokedAt?.getTime() ?? null };
+  }
+
+  async createAccount(account: Account, firstKey: NewApiKeyRow | null): Promise<void> {
+    this.db.transaction(() => {
+      this.insertAccount.run(this.accountParams(account));
+      if (firstKey) this.insertKey.run(this.keyParams(firstKey));
+    })();
+  }
+
+  async getAccount(accountId: string): Promise<Account | null> {
+    const row = this.selectAccount.get(accountId);
+    return row ? toAccount(row) : null;
+  }
+
+  async countAccounts(): Promise<number> {
+    return this.db.prepare('SELECT count(*) FROM accounts').pluck().get() as number;
+  }
+
+  async updateAccount(accountId: string, change: Change<Account>) {
+    return this.db
+      .transaction(() => {
+        const row = this.selectAccount.get(accountId);
+        if (!row) return null;
+        const before = toAccount(row);
+        const result = change(before);
+        if (!result) return { before, after: before };
+        this.updateAccountRow.run(this.accountParams(result.next));
+        this.outbox(result.emit);
+        return { before, after: result.next };
+      })
+      .immediate();
+  }
+
+  async createApiKey(key: NewApiKeyRow): Promise<void> {
+    this.insertKey.run(this.keyParams(key));
+  }
+
+  async listApiKeys(accountId: string): Promise<ApiKeyRecord[]> {
+    return this.selectKeys.all(accountId).map(toKey);
+  }
+
+  async revokeApiKey(keyId: string, at: Date): Promise<ApiKeyRecord | null> {
+    this.revokeKey.run(at.getTime(), keyId);
+    const row = this.selectKey.get(keyId);
+    return row ? toKey(row) : null;
+  }
+
+  async findByKeyHash(hash: string) {
+    const row = this.selectByHash.get(hash);
+    return row ? { account: toAccount(row), keyId: row.key_id } : null;
+  }
+}
+
+class SqlitePixelStore implements PixelStore {
+  private readonly insert;
+  private readonly count;
+  private readonly select;
+  private readonly page;
+  private readonly update;
+
+  constructor(
+    private readonly db: SqliteDatabase,
+    private readonly outbox: (events: WebhookEvent[]) => void,
+  ) {
+    this.insert = db.prepare(
+      `INSERT INTO pixels (id, account_id, name, domain, tracking_domain, status, created_at, updated_at)
+       VALUES (@id, @accountId, @name, @domain, @trackingDomain, @status, @createdAt, @updatedAt)`,
+    );
+    this.count = db.prepare('SELECT count(*) FROM pixels WHERE account_id = ?').pluck();
+    this.select = db.prepare<[string, string], PixelRow>(
+      'SELECT * FROM pixels WHERE account_id = ? AND id = ?',
+    );
+    this.page = db.prepare<[string, number, number], PixelRow>(
+      'SELECT * FROM pixels WHERE account_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?',
+    );
+    this.update = db.prepare(
+      `UPDATE pixels SET name = @name, domain = @domain, tracking_domain = @trackingDomain,
+         status = @status, updated_at = @updatedAt WHERE account_id = @accountId AND id = @id`,
+    );
+  }
+
+  private params(p: Pixel) {
+    return { ...p, createdAt: p.createdAt.getTime(), updatedAt: p.updatedAt.getTime() };
+  }
+
+  async createPixel(pixel: Pixel, quota: number | null, emit: WebhookEvent[]) {
+    // IMMEDIATE: the count and the insert happen under the write lock, so concurrent creates
+    // cannot both squeeze under the quota.
+    return this.db
+      .transaction((): 'created' | 'quota_exceeded' => {
+        if (quota !== null && (this.count.get(pixel.accountId) as number) >= quota) {
+          return 'quota_exceeded';
+        }
+        this.insert.run(this.params(pixel));
+        this.outbox(emit);
+        return 'created';
+      })
+      .immediate();
+  }
+
+  async getPixel(accountId: string, pixelId: string): Promise<Pixel | null> {
+    const row = this.select.get(accountId, pixelId);
+    return row ? toPixel(row) : null;
+  }
+
+  async listPixels(accountId: string, page: Page) {
+    const pixels = this.page.all(accountId, page.limit, page.offset).map(toPixel);
+    const total = this.count.get(accountId) as number;
+    return { pixels, total };
+  }
+
+  async updatePixel(accountId: string, pixelId: string, change: Change<Pixel>) {
+    return this.db
+      .transaction(() => {
+        const row = this.select.get(accountId, pixelId);
+        if (!row) return null;
+        const before = toPixel(row);
+        const result = change(before);
+        if (!result) return { before, after: before };
+        this.update.run(this.params(result.next));
+        this.outbox(result.emit);
+        return { before, after: result.next };
+      })
+      .immediate();
+  }
+}
+
+class SqliteEventStore implements EventStore {
+  private readonly insert;
+
+  constructor(
+    private readonly db: SqliteDatabase,
+    private readonly outbox: (events: WebhookEvent[]) => void,
+  ) {
+    // ON CONFLICT DO NOTHING makes dedup exact under any concurrency: the unique index decides.
+    this.insert = db.prepare(
+      `INSERT INTO events (account_id, pixel_id, event_id, event_name, value, currency, timestamp,
+         received_at, url, referrer, title, search_string, user_data, custom_data)
+       VALUES (@accountId, @pixelId, @eventId, @eventName, @value, @currency, @timestamp,
+         @receivedAt, @url, @referrer, @title, @searchString, @userData, @customData)
+       ON CONFLICT (pixel_id, event_id) DO NOTHING`,
+    );
+  }
+
+  async insertEvent(event: TrackedEvent, emit: WebhookEvent[]) {
+    return this.db.transaction((): 'inserted' | 'duplicate' => {
+      const { changes } = this.insert.run({
+        ...event,
+        timestamp: event.timestamp.getTime(),
+        receivedAt: event.receivedAt.getTime(),
+        userData: json(event.userData),
+        customData: json(event.customData),
+      });
+      if (changes === 0) return 'duplicate';
+      this.outbox(emit);
+      return 'inserted';
+    })();
+  }
+
+  async listEvents(query: EventQuery) {
+    const where = ['account_id = @accountId', 'pixel_id = @pixelId'];
+    if (query.eventName !== undefined) where.push('event_name = @eventName');
+    if (query.from) where.push('timestamp >= @from');
+    if (query.to) where.push('timestamp <= @to');
+    const params = {
+      accountId: query.accountId,
+      pixelId: query.pixelId,
+      eventName: query.eventName,
+      from: query.from?.getTime(),
+      to: query.to?.getTime(),
+      limit: query.limit,
+      offset: query.offset,
+    };
+    // Unused named parameters are an error in better-sqlite3, so bind only those in the SQL.
+    const bind = Object.fromEntries(
+      Object.entries(params).filter(([, v]) => v !== undefined),
+    ) as Record<string, unknown>;
+    const filter = where.join(' AND ');
+    const rows = this.db
+      .prepare(
+        `SELECT * FROM events WHERE ${filter} ORDER BY timestamp DESC, seq DESC LIMIT @limit OFFSET @offset`,
+      )
+      .all(bind) as EventRow[];
+    const { limit: _l, offset: _o, ...countBind } = bind;
+    const total = this.db
+      .prepare(`SELECT count(*) FROM events WHERE ${filter}`)
+      .pluck()
+      .get(countBind) as number;
+    return { events: rows.map(toEvent), total };
+  }
+}
+
+export class SqliteStore implements Store {
+  readonly accounts: AccountStore;
+  readonly pixels: PixelStore;
+  readonly events: EventStore;
+  readonly webhooks: WebhookStore;
+
+  private constructor(readonly db: SqliteDatabase) {
+    const outbox = outboxWriter(db);
+    const write = (events: WebhookEvent[]) => outbox.write(events);
+    this.accounts = new SqliteAccountStore(db, write);
+    this.pixels = new SqlitePixelStore(db, write);
+    this.events = new SqliteEventStore(db, write);
+    this.webhooks = new SqliteWebhookStore(db, outbox);
+  }
+
+  /** Opens the file and applies migrations first: statements are prepared against the schema. */
+  static open(path: string): SqliteStore {
+    const db = openSqlite(path);
+    migrateSqlite(db);
+    return new SqliteStore(db);
+  }
+
+  async migrate(): Promise<void> {
+    migrateSqlite(this.db);
+  }
+
+  async ping(): Promise<void> {
+    this.db.prepare('SELECT 1').get();
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+}

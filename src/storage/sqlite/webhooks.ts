@@ -1,0 +1,390 @@
+import { newMessageId } from '../../domain/ids.ts';
+import type {
+  AttemptResult,
+  ClaimedDelivery,
+  DeliveryAttempt,
+  WebhookEndpoint,
+  WebhookEvent,
+  WebhookEventType,
+} from '../../domain/model.ts';
+import type { Change, Page, WebhookStore } from '../../domain/ports.ts';
+import { webhookBody } from '../../domain/webhooks/payload.ts';
+import type { SqliteDatabase } from './database.ts';
+
+interface EndpointRow {
+  id: string;
+  account_id: string;
+  url: string;
+  events: string;
+  description: string | null;
+  enabled: number;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: number | null;
+  failing_since: number | null;
+  disabled_reason: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+interface AttemptRow {
+  id: number;
+  message_id: string;
+  endpoint_id: string;
+  event_type: string;
+  attempt: number;
+  status: string;
+  response_status_code: number | null;
+  duration_ms: number | null;
+  error: string | null;
+  response_body: string | null;
+  attempted_at: number;
+}
+
+const date = (ms: number | null) => (ms === null ? null : new Date(ms));
+const ms = (d: Date | null) => (d === null ? null : d.getTime());
+
+export const toEndpoint = (r: EndpointRow): WebhookEndpoint => ({
+  id: r.id,
+  accountId: r.account_id,
+  url: r.url,
+  events: JSON.parse(r.events) as WebhookEventType[],
+  description: r.description,
+  enabled: r.enabled === 1,
+  secret: r.secret,
+  previousSecret: r.previous_secret,
+  previousSecretExpiresAt: date(r.previous_secret_expires_at),
+  failingSince: date(r.failing_since),
+  disabledReason: r.disabled_reason,
+  createdAt: new Date(r.created_at),
+  updatedAt: new Date(r.updated_at),
+});
+
+const endpointParams = (e: WebhookEndpoint) => ({
+  id: e.id,
+  accountId: e.accountId,
+  url: e.url,
+  events: JSON.stringify(e.events),
+  description: e.description,
+  enabled: e.enabled ? 1 : 0,
+  secret: e.secret,
+  previousSecret: e.previousSecret,
+  previousSecretExpiresAt: ms(e.previousSecretExpiresAt),
+  failingSince: ms(e.failingSince),
+  disabledReason: e.disabledReason,
+  createdAt: e.createdAt.getTime(),
+  updatedAt: e.updatedAt.getTime(),
+});
+
+const toAttempt = (r: AttemptRow): DeliveryAttempt => ({
+  id: r.id,
+  messageId: r.message_id,
+  endpointId: r.endpoint_id,
+  eventType: r.event_type as WebhookEventType,
+  attempt: r.attempt,
+  status: r.status as DeliveryAttempt['status'],
+  responseStatusCode: r.response_status_code,
+  durationMs: r.duration_ms,
+  error: r.error,
+  responseBody: r.response_body,
+  attemptedAt: new Date(r.attempted_at),
+});
+
+/**
+ * The transactional outbox: called inside the transaction of the change that caused the
+ * events, it records one message per event and one delivery (with its final body) per
+ * subscribed, enabled endpoint. An account without endpoints pays one indexed lookup.
+ */
+export function outboxWriter(db: SqliteDatabase): {
+  write(events: WebhookEvent[]): void;
+  writeFor(endpointId: string, event: WebhookEvent): string;
+} {
+  const endpoints = db.prepare<[string, string], { id: string }>(
+    `SELECT id FROM webhook_endpoints
+      WHERE account_id = ? AND enabled = 1 AND deleted_at IS NULL
+        AND EXISTS (SELECT 1 FROM json_each(events) WHERE value = ?)`,
+  );
+  const message = db.prepare(
+    'INSERT INTO webhook_messages (id, account_id, event_type, data, created_at) VALUES (?, ?, ?, ?, ?)',
+  );
+  const delivery = db.prepare(
+    `INSERT INTO webhook_deliveries (message_id, endpoint_id, account_id, status, attempts, next_attempt_at, body, first_sent_at)
+     VALUES (?, ?, ?, 'pending', 0, ?, ?, ?)`,
+  );
+  const writeMessage = (event: WebhookEvent, targets: string[]): string => {
+    const id = newMessageId();
+    const at = event.occurredAt.getTime();
+    message.run(id, event.accountId, event.type, JSON.stringify(event.data), at);
+    for (const target of targets) {
+      delivery.run(
+        id,
+        target,
+        event.accountId,
+        at,
+        webhookBody(id, target, event, event.occurredAt),
+        at,
+      );
+    }
+    return id;
+  };
+  return {
+    write(events) {
+      for (const event of events) {
+        const targets = endpoints.all(event.accountId, event.type).map((t) => t.id);
+        if (targets.length > 0) writeMessage(event, targets);
+      }
+    },
+    writeFor: (endpointId, event) => writeMessage(event, [endpointId]),
+  };
+}
+
+export class SqliteWebhookStore implements WebhookStore {
+  private readonly selectOne;
+  private readonly update;
+
+  constructor(
+    private readonly db: SqliteDatabase,
+    private readonly outbox: ReturnType<typeof outboxWriter>,
+  ) {
+    this.selectOne = db.prepare<[string, string], EndpointRow>(
+      'SELECT * FROM webhook_endpoints WHERE account_id = ? AND id = ? AND deleted_at IS NULL',
+    );
+    this.update = db.prepare(
+      `UPDATE webhook_endpoints SET url = @url, events = @events, description = @description,
+         enabled = @enabled, secret = @secret, previous_secret = @previousSecret,
+         previous_secret_expires_at = @previousSecretExpiresAt, failing_since = @failingSince,
+         disabled_reason = @disabledReason, updated_at = @updatedAt
+       WHERE id = @id`,
+    );
+  }
+
+  async createEndpoint(endpoint: WebhookEndpoint): Promise<void> {
+    this.db
+      .prepare(
+        `INSERT INTO webhook_endpoints (id, account_id, url, events, description, enabled, secret,
+           previous_secret, previous_secret_expires_at, failing_since, disabled_reason, created_at, updated_at)
+         VALUES (@id, @accountId, @url, @events, @description, @enabled, @secret, @previousSecret,
+           @previousSecretExpiresAt, @failingSince, @disabledReason, @createdAt, @updatedAt)`,
+      )
+      .run(endpointParams(endpoint));
+  }
+
+  async listEndpoints(accountId: string): Promise<WebhookEndpoint[]> {
+    return (
+      this.db
+        .prepare(
+          'SELECT * FROM webhook_endpoints WHERE account_id = ? AND deleted_at IS NULL ORDER BY created_at, id',
+        )
+        .all(accountId) as EndpointRow[]
+    ).map(toEndpoint);
+  }
+
+  async getEndpoint(accountId: string, endpointId: string): Promise<WebhookEndpoint | null> {
+    const row = this.selectOne.get(accountId, endpointId);
+    return row ? toEndpoint(row) : null;
+  }
+
+  async updateEndpoint(accountId: string, endpointId: string, change: Change<WebhookEndpoint>) {
+    return this.db
+      .transaction(() => {
+        const row = this.selectOne.get(accountId, endpointId);
+        if (!row) return null;
+        const before = toEndpoint(row);
+        const result = change(before);
+        if (!result) return { before, after: before };
+        this.update.run(endpointParams(result.next));
+        this.outbox.write(result.emit);
+        return { before, after: result.next };
+      })
+      .immediate();
+  }
+
+  async deleteEndpoint(accountId: string, endpointId: string, at: Date): Promise<boolean> {
+    return this.db
+      .transaction(() => {
+        const { changes } = this.db
+          .prepare(
+            'UPDATE webhook_endpoints SET deleted_at = ?, enabled = 0 WHERE account_id = ? AND id = ? AND deleted_at IS NULL',
+          )
+          .run(at.getTime(), accountId, endpointId);
+        if (changes === 0) return false;
+        this.db
+          .prepare(
+            "UPDATE webhook_deliveries SET status = 'canceled', next_attempt_at = NULL WHERE endpoint_id = ? AND status = 'pending'",
+          )
+          .run(endpointId);
+        return true;
+      })
+      .immediate();
+  }
+
+  async listAttempts(accountId: string, endpointId: string, page: Page) {
+    const rows = this.db
+      .prepare(
+        `SELECT a.*, m.event_type FROM webhook_attempts a JOIN webhook_messages m ON m.id = a.message_id
+          WHERE a.account_id = ? AND a.endpoint_id = ?
+          ORDER BY a.attempted_at DESC, a.id DESC LIMIT ? OFFSET ?`,
+      )
+      .all(accountId, endpointId, page.limit, page.offset) as AttemptRow[];
+    const total = this.db
+      .prepare('SELECT count(*) FROM webhook_attempts WHERE account_id = ? AND endpoint_id = ?')
+      .pluck()
+      .get(accountId, endpointId) as number;
+    return { attempts: rows.map(toAttempt), total };
+  }
+
+  async retryDelivery(accountId: string, endpointId: string, messageId: string, at: Date) {
+    const { changes } = this.db
+      .prepare(
+        `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, lease_until = NULL, lease_owner = NULL
+          WHERE account_id = ? AND endpoint_id = ? AND message_id = ? AND status <> 'canceled'`,
+      )
+      .run(at.getTime(), accountId, endpointId, messageId);
+    return changes > 0;
+  }
+
+  async enqueueFor(endpointId: string, event: WebhookEvent): Promise<string> {
+    return this.db.transaction(() => this.outbox.writeFor(endpointId, event)).immediate();
+  }
+
+  async claimDue(options: {
+    now: Date;
+    limit: number;
+    perEndpoint: number;
+    busy: string[];
+    leaseMs: number;
+    owner: string;
+  }): Promise<ClaimedDelivery[]> {
+    const now = options.now.getTime();
+    const busy = JSON.stringify(options.busy);
+    // IMMEDIATE takes the write lock before reading, so two workers (even in two processes)
+    // can never claim the same row: the second sees the first one's lease.
+    return this.db
+      .transaction(() => {
+        const due = this.db
+          .prepare(
+            `SELECT * FROM (
+               SELECT d.message_id, d.endpoint_id, d.attempts, d.body, d.first_sent_at, m.event_type,
+                 ROW_NUMBER() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at) AS n
+               FROM webhook_deliveries d
+               JOIN webhook_endpoints e ON e.id = d.endpoint_id
+               JOIN webhook_messages m ON m.id = d.message_id
+               WHERE d.status = 'pending' AND d.next_attempt_at <= @now
+                 AND (d.lease_until IS NULL OR d.lease_until < @now)
+                 AND e.enabled = 1 AND e.deleted_at IS NULL
+                 AND d.endpoint_id NOT IN (SELECT value FROM json_each(@busy))
+             ) WHERE n <= @perEndpoint LIMIT @limit`,
+          )
+          .all({ now, busy, perEndpoint: options.perEndpoint, limit: options.limit }) as Array<{
+          message_id: string;
+          endpoint_id: string;
+          attempts: number;
+          body: string;
+          first_sent_at: number;
+          event_type: string;
+        }>;
+        if (due.length === 0) return [];
+        const lease = this.db.prepare(
+          `UPDATE webhook_deliveries SET lease_until = ?, lease_owner = ?, attempts = attempts + 1
+            WHERE message_id = ? AND endpoint_id = ?`,
+        );
+        // An attempt still 'pending' here was cut short (its worker died): say so.
+        const interrupted = this.db.prepare(
+          `UPDATE webhook_attempts SET status = 'failed', error = 'Interrupted: the worker stopped before the attempt finished'
+            WHERE message_id = ? AND endpoint_id = ? AND status = 'pending'`,
+        );
+        const attempt = this.db.prepare(
+          `INSERT INTO webhook_attempts (message_id, endpoint_id, account_id, attempt, status, attempted_at)
+           SELECT ?, ?, account_id, ?, 'pending', ? FROM webhook_endpoints WHERE id = ?`,
+        );
+        const endpoints = new Map<string, WebhookEndpoint>();
+        return due.map((row) => {
+          lease.run(now + options.leaseMs, options.owner, row.message_id, row.endpoint_id);
+          interrupted.run(row.message_id, row.endpoint_id);
+          attempt.run(row.message_id, row.endpoint_id, row.attempts + 1, now, row.endpoint_id);
+          let endpoint = endpoints.get(row.endpoint_id);
+          if (!endpoint) {
+            const e = this.db
+              .prepare('SELECT * FROM webhook_endpoints WHERE id = ?')
+              .get(row.endpoint_id) as EndpointRow;
+            endpoint = toEndpoint(e);
+            endpoints.set(row.endpoint_id, endpoint);
+          }
+          return {
+            messageId: row.message_id,
+            endpoint,
+            eventType: row.event_type as WebhookEventType,
+            body: row.body,
+            attempt: row.attempts + 1,
+            createdAt: new Date(row.first_sent_at),
+          };
+        });
+      })
+      .immediate();
+  }
+
+  async recordAttempt(delivery: ClaimedDelivery, owner: string, result: AttemptResult, at: Date) {
+    this.db
+      .transaction(() => {
+        // The attempt happened whatever became of the lease: log it.
+        this.db
+          .prepare(
+            `UPDATE webhook_attempts SET status = ?, response_status_code = ?, duration_ms = ?, error = ?, response_body = ?
+              WHERE message_id = ? AND endpoint_id = ? AND attempt = ? AND status = 'pending'`,
+          )
+          .run(
+            result.status,
+            result.responseStatusCode,
+            result.durationMs,
+            result.error,
+            result.responseBody,
+            delivery.messageId,
+            delivery.endpoint.id,
+            delivery.attempt,
+          );
+        // Only the lease holder decides what happens next: a manual retry or another worker
+        // that took over an expired lease has already rescheduled the delivery.
+        const { changes } = this.db
+          .prepare(
+            `UPDATE webhook_deliveries SET status = ?, next_attempt_at = ?, lease_until = NULL, lease_owner = NULL
+              WHERE message_id = ? AND endpoint_id = ? AND lease_owner = ?`,
+          )
+          .run(
+            result.outcome.kind === 'retry' ? 'pending' : result.outcome.kind,
+            result.outcome.kind === 'retry' ? result.outcome.at.getTime() : null,
+            delivery.messageId,
+            delivery.endpoint.id,
+            owner,
+          );
+        if (changes === 0) return;
+        const failingSince = result.status === 'succeeded' ? null : at.getTime();
+        this.db
+          .prepare(
+            `UPDATE webhook_endpoints SET
+               failing_since = CASE WHEN ? IS NULL THEN NULL ELSE COALESCE(failing_since, ?) END,
+               enabled = CASE WHEN ? IS NULL THEN enabled ELSE 0 END,
+               disabled_reason = COALESCE(?, disabled_reason)
+             WHERE id = ?`,
+          )
+          .run(
+            failingSince,
+            failingSince,
+            result.disableEndpoint ?? null,
+            result.disableEndpoint ?? null,
+            delivery.endpoint.id,
+          );
+      })
+      .immediate();
+  }
+
+  async nextDueAt(): Promise<Date | null> {
+    const next = this.db
+      .prepare(
+        `SELECT min(d.next_attempt_at) FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+          WHERE d.status = 'pending' AND e.enabled = 1`,
+      )
+      .pluck()
+      .get() as number | null;
+    return next === null ? null : new Date(next);
+  }
+}
