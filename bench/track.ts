@@ -1,0 +1,119 @@
+/**
+ * POST /v1/track throughput of the real service (its own process, SQLite file, every check
+ * on) next to a bare node:http server parsing the same JSON, loaded the same way in the same
+ * run. Prints req/s, p50/p99 latency, peak RSS and the ratio service ÷ baseline.
+ *
+ *   npm run bench -- [--seconds 10] [--connections 100]
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { load, peakRssMb, saveResult, startProcess, table } from './lib.ts';
+
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '100' },
+  },
+});
+const seconds = Number(values.seconds);
+const connections = Number(values.connections);
+const BIN = fileURLToPath(new URL('../bin/trackway.js', import.meta.url));
+const BASELINE = fileURLToPath(new URL('./baseline-server.mjs', import.meta.url));
+
+/** A ~430-byte Purchase, like the events the issue measured with; a new event_id each time. */
+const event = (pixelId: string, i: number) =>
+  JSON.stringify({
+    pixel_id: pixelId,
+    event_name: 'Purchase',
+    event_id: `bench-${process.pid}-${i}`,
+    value: 49.99,
+    currency: 'USD',
+    timestamp: new Date().toISOString(),
+    url: 'https://shop.example.com/checkout/complete?order=1001',
+    user_data: {
+      email: 'jane.doe@example.com',
+      phone: '+16505550199',
+      first_name: 'Jane',
+      country: 'US',
+    },
+    custom_data: { order_id: 'order-1001', items: 3, coupon: 'WELCOME10' },
+  });
+
+async function main() {
+  const dir = mkdtempSync(join(tmpdir(), 'trackway-bench-'));
+  const env = { DATABASE_URL: `sqlite:${join(dir, 'bench.db')}`, PORT: '0', LOG_LEVEL: 'warn' };
+  try {
+    const baseline = await startProcess(process.execPath, [BASELINE], {}, /listening on (\S+)/);
+    const base = await load({
+      url: `${baseline.url}/v1/track`,
+      body: (i) => event('px_bench', i),
+      seconds,
+      connections,
+    });
+    const baseRss = peakRssMb(baseline.child.pid!);
+    await baseline.stop();
+
+    const service = await startProcess(
+      process.execPath,
+      [BIN, 'serve'],
+      env,
+      /Trackway is listening on (\S+)/,
+    );
+    const key = /^ {2}(tw_live_\w+)$/m.exec(service.output())![1]!;
+    const headers = { authorization: `Bearer ${key}` };
+    const res = await fetch(`${service.url}/v1/pixels`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Bench', domain: 'bench.example.com' }),
+    });
+    const pixelId = ((await res.json()) as { id: string }).id;
+    const svc = await load({
+      url: `${service.url}/v1/track`,
+      headers,
+      body: (i) => event(pixelId, i),
+      seconds,
+      connections,
+    });
+    const svcRss = peakRssMb(service.child.pid!);
+    await service.stop();
+
+    const rows = [
+      {
+        server: 'bare node:http (baseline)',
+        'req/s': base.requestsPerSecond,
+        'p50 ms': base.p50,
+        'p99 ms': base.p99,
+        'peak RSS MB': baseRss,
+        'non-2xx': base.non2xx,
+        ratio: '1.00',
+      },
+      {
+        server: 'trackway POST /v1/track (SQLite)',
+        'req/s': svc.requestsPerSecond,
+        'p50 ms': svc.p50,
+        'p99 ms': svc.p99,
+        'peak RSS MB': svcRss,
+        'non-2xx': svc.non2xx,
+        ratio: (svc.requestsPerSecond / base.requestsPerSecond).toFixed(2),
+      },
+    ];
+    console.log(
+      `\nPOST /v1/track, ${connections} connections, ${seconds} s each, same body shape\n`,
+    );
+    console.log(table(rows));
+    console.log(`\nresults: ${saveResult('track', { seconds, connections, rows })}`);
+    if (svc.non2xx > 0 || svc.errors > 0) {
+      console.error(
+        `\n${svc.non2xx} non-2xx responses and ${svc.errors} errors from the service: the figure is not valid`,
+      );
+      process.exitCode = 1;
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
