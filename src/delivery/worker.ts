@@ -80,8 +80,8 @@ export class DeliveryWorker {
 
   private schedule(delayMs: number): void {
     clearTimeout(this.timer);
+    // Not unref'd: in a standalone `trackway worker` this timer is what keeps the process alive.
     this.timer = setTimeout(() => void this.tick(), delayMs);
-    this.timer.unref?.();
   }
 
   private inflightTotal(): number {
