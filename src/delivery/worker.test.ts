@@ -24,7 +24,7 @@ import { DeliveryWorker } from './worker.ts';
 const local = { allowPrivate: true, allowHttp: true };
 const logger = createLogger('silent');
 
-for (const kind of testStores()) {
+for (const kind of await testStores()) {
   describe(`webhook delivery to a real receiver [${kind.name}]`, () => {
     let h: Harness;
     let worker: DeliveryWorker;
