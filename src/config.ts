@@ -9,6 +9,8 @@ export interface Config {
   host: string;
   /** `sqlite:<path>`, `sqlite::memory:` or `postgres://…`. */
   databaseUrl: string;
+  /** PostgreSQL connections each process keeps open (ignored by SQLite). */
+  databasePoolSize: number;
   /** When set, rate limits (and caches that must agree across instances) live in Redis. */
   redisUrl: string | undefined;
   /** pino level. */
@@ -79,6 +81,7 @@ export function loadConfig(env: Env = process.env): Config {
     port: integer(env, 'PORT', 8080, 0, 65_535),
     host: env['HOST'] || '127.0.0.1',
     databaseUrl: databaseUrl(env),
+    databasePoolSize: integer(env, 'TRACKWAY_DATABASE_POOL_SIZE', 10, 1, 1000),
     redisUrl: env['REDIS_URL'] || undefined,
     logLevel,
     webhookRetrySchedule: retrySchedule(env),

@@ -76,7 +76,7 @@ export async function startServer(
 ): Promise<RunningServer> {
   const logger = options.logger ?? createLogger(config.logLevel);
   const out = options.out ?? ((line: string) => process.stdout.write(`${line}\n`));
-  const store = await openStore(config.databaseUrl);
+  const store = await openStore(config.databaseUrl, { poolSize: config.databasePoolSize });
   await store.migrate();
   await firstRun(config, store, out);
   const worker = config.worker ? startWorker(config, store, logger) : undefined;

@@ -2,16 +2,19 @@
  * In-process test harness: a real store, the real app, `app.inject()` for requests. The store
  * matrix (`testStores()`) is how every HTTP-level suite runs against each storage adapter.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import pg from 'pg';
 import { createAccount } from '../src/domain/accounts/accounts.ts';
 import type { PlanName } from '../src/domain/accounts/plans.ts';
 import type { Account } from '../src/domain/model.ts';
 import type { Clock, Store } from '../src/domain/ports.ts';
 import { type App, buildApp } from '../src/http/app.ts';
 import { createLogger } from '../src/logger.ts';
+import { PostgresStore } from '../src/storage/postgres/store.ts';
 import { SqliteStore } from '../src/storage/sqlite/store.ts';
 
 export interface StoreKind {
@@ -19,15 +22,91 @@ export interface StoreKind {
   open(): Promise<Store>;
 }
 
-export function testStores(): StoreKind[] {
-  return [
-    {
-      name: 'sqlite',
-      async open() {
-        return SqliteStore.open(':memory:');
-      },
-    },
-  ];
+/** The PostgreSQL server the suites use; trust auth on localhost by default. */
+export const TEST_DATABASE_URL =
+  process.env['TEST_DATABASE_URL'] || 'postgres://postgres@127.0.0.1:5432/test';
+
+let schemaCounter = 0;
+
+/** A schema name no other test (in this or another process) uses. */
+export function freshSchemaName(): string {
+  schemaCounter += 1;
+  return `t_${process.pid}_${schemaCounter}_${randomBytes(3).toString('hex')}`;
+}
+
+/** `TEST_DATABASE_URL` pointed at `schema` (Trackway's `?schema=` parameter). */
+export function postgresUrl(schema: string): string {
+  const url = new URL(TEST_DATABASE_URL);
+  url.searchParams.set('schema', schema);
+  return url.toString();
+}
+
+/** Drops a test schema and everything in it. */
+export async function dropSchema(schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  } finally {
+    await client.end();
+  }
+}
+
+let postgresProbe: Promise<boolean> | undefined;
+
+/**
+ * Whether the test PostgreSQL answers. Without it the suites still run on SQLite with one
+ * warning, so a laptop without PostgreSQL can work; on CI (`CI` set) a missing server is an
+ * error, so the PostgreSQL half of the matrix can never be skipped silently.
+ */
+export function postgresAvailable(): Promise<boolean> {
+  postgresProbe ??= (async () => {
+    const client = new pg.Client({
+      connectionString: TEST_DATABASE_URL,
+      connectionTimeoutMillis: 3_000,
+    });
+    try {
+      await client.connect();
+      await client.query('SELECT 1');
+      return true;
+    } catch (error) {
+      const reason = `PostgreSQL at ${TEST_DATABASE_URL} does not answer (${(error as Error).message})`;
+      if (process.env['CI']) throw new Error(`${reason}; CI requires it (set TEST_DATABASE_URL)`);
+      process.stderr.write(`warning: ${reason}; running on SQLite only\n`);
+      return false;
+    } finally {
+      await client.end().catch(() => {});
+    }
+  })();
+  return postgresProbe;
+}
+
+const sqliteKind: StoreKind = {
+  name: 'sqlite',
+  async open() {
+    return SqliteStore.open(':memory:');
+  },
+};
+
+/** Each open() gets its own fresh schema, migrated; close() drops it. */
+const postgresKind: StoreKind = {
+  name: 'postgres',
+  async open() {
+    const schema = freshSchemaName();
+    const store = await PostgresStore.open({ url: postgresUrl(schema), poolSize: 10 });
+    await store.migrate();
+    const close = store.close.bind(store);
+    store.close = async () => {
+      await close();
+      await dropSchema(schema);
+    };
+    return store;
+  },
+};
+
+/** The store matrix: every HTTP-level and contract suite runs once per entry. */
+export async function testStores(): Promise<StoreKind[]> {
+  return (await postgresAvailable()) ? [sqliteKind, postgresKind] : [sqliteKind];
 }
 
 /** A clock tests can move; starts at the real time so "now" checks stay meaningful. */

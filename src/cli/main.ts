@@ -84,7 +84,7 @@ async function withStore<T>(
   }) => Promise<T>,
 ): Promise<T> {
   const config = loadConfig();
-  const store = await openStore(config.databaseUrl);
+  const store = await openStore(config.databaseUrl, { poolSize: config.databasePoolSize });
   try {
     await store.migrate();
     return await run({ store, clock: systemClock });
@@ -220,7 +220,7 @@ async function runWorker(): Promise<void> {
   const { createLogger } = await import('../logger.ts');
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
-  const store = await openStore(config.databaseUrl);
+  const store = await openStore(config.databaseUrl, { poolSize: config.databasePoolSize });
   await store.migrate();
   const worker = startWorker(config, store, logger);
   logger.info('trackway delivery worker running');
@@ -263,7 +263,11 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`${error.message}\n\n${USAGE}\n`);
       return 2;
     }
-    if (error instanceof OperatorError || (error as Error).name === 'ConfigError') {
+    // Mistakes an operator can fix (bad config, database unreachable): the message, no stack.
+    if (
+      error instanceof OperatorError ||
+      ['ConfigError', 'StorageUnavailableError'].includes((error as Error).name)
+    ) {
       process.stderr.write(`${(error as Error).message}\n`);
       return 1;
     }

@@ -2,7 +2,11 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import {
+  dropSchema,
+  freshSchemaName,
   type Harness,
+  postgresAvailable,
+  postgresUrl,
   startHarness,
   type TestAccount,
   tempDir,
@@ -10,13 +14,14 @@ import {
 } from '../../test/harness.ts';
 import { type Receiver, startReceiver } from '../../test/receiver.ts';
 import { setPlan } from '../domain/accounts/accounts.ts';
-import { systemClock } from '../domain/ports.ts';
+import { type Store, systemClock } from '../domain/ports.ts';
 import {
   signPayload,
   standardWebhookSignature,
   verifyPayloadSignature,
 } from '../domain/webhooks/signing.ts';
 import { createLogger } from '../logger.ts';
+import { PostgresStore } from '../storage/postgres/store.ts';
 import { SqliteStore } from '../storage/sqlite/store.ts';
 import { createSender } from './sender.ts';
 import { DeliveryWorker } from './worker.ts';
@@ -24,7 +29,7 @@ import { DeliveryWorker } from './worker.ts';
 const local = { allowPrivate: true, allowHttp: true };
 const logger = createLogger('silent');
 
-for (const kind of testStores()) {
+for (const kind of await testStores()) {
   describe(`webhook delivery to a real receiver [${kind.name}]`, () => {
     let h: Harness;
     let worker: DeliveryWorker;
@@ -300,55 +305,96 @@ for (const kind of testStores()) {
   });
 }
 
-describe('two workers on one database', () => {
-  const dir = tempDir();
-  let receiver: Receiver;
-  before(async () => {
-    receiver = await startReceiver();
-  });
-  after(async () => {
-    await receiver.close();
-    dir.remove();
-  });
+/**
+ * Two ways to open several stores on one database: a shared SQLite file, and one PostgreSQL
+ * schema (when PostgreSQL answers). Each store has its own connection(s), as separate
+ * processes would.
+ */
+const sharedDatabases: Array<{
+  name: string;
+  open(): Promise<{ connect(): Promise<Store>; remove(): Promise<void> }>;
+}> = [
+  {
+    name: 'sqlite file',
+    async open() {
+      const dir = tempDir();
+      const file = join(dir.path, 'two-workers.db');
+      return {
+        connect: async () => SqliteStore.open(file),
+        remove: async () => dir.remove(),
+      };
+    },
+  },
+  ...((await postgresAvailable())
+    ? [
+        {
+          name: 'postgres schema',
+          async open() {
+            const schema = freshSchemaName();
+            return {
+              async connect() {
+                const store = await PostgresStore.open({ url: postgresUrl(schema) });
+                await store.migrate();
+                return store;
+              },
+              remove: () => dropSchema(schema),
+            };
+          },
+        },
+      ]
+    : []),
+];
 
-  it('never deliver one attempt twice', async () => {
-    const file = join(dir.path, 'two-workers.db');
-    const writer = SqliteStore.open(file);
-    const h = await startHarness({ name: 'file', open: async () => writer });
-    const owner = await h.account('enterprise');
-    await h.request(owner, {
-      method: 'POST',
-      url: '/v1/webhooks',
-      payload: { url: receiver.url, events: ['event.tracked'] },
+for (const shared of sharedDatabases) {
+  describe(`two workers on one database [${shared.name}]`, () => {
+    let receiver: Receiver;
+    before(async () => {
+      receiver = await startReceiver();
     });
-    const pixelId = await h.pixel(owner);
-    await Promise.all(
-      Array.from({ length: 200 }, (_, i) =>
-        h.track(owner, { pixel_id: pixelId, event_name: 'Lead', event_id: `w-${i}` }),
-      ),
-    );
-    const stores = [SqliteStore.open(file), SqliteStore.open(file)];
-    const senders = stores.map(() => createSender(local));
-    const workers = stores.map(
-      (store, i) =>
-        new DeliveryWorker({
-          store: store.webhooks,
-          clock: systemClock,
-          sender: senders[i]!,
-          logger,
-          schedule: [1],
-          pollMs: 20,
-          concurrency: 16,
-        }),
-    );
-    for (const w of workers) w.start();
-    await receiver.waitFor((r) => new Set(r.map((x) => x.json.id)).size === 200, 30_000);
-    for (const w of workers) await w.stop();
-    const ids = receiver.received.map((x) => x.json.id);
-    assert.equal(ids.length, 200, 'each message arrived exactly once');
-    assert.equal(new Set(ids).size, 200);
-    for (const s of senders) await s.close();
-    for (const s of stores) await s.close();
-    await h.close();
+    after(async () => {
+      await receiver.close();
+    });
+
+    it('never deliver one attempt twice', async () => {
+      const database = await shared.open();
+      const writer = await database.connect();
+      const h = await startHarness({ name: 'shared', open: async () => writer });
+      const owner = await h.account('enterprise');
+      await h.request(owner, {
+        method: 'POST',
+        url: '/v1/webhooks',
+        payload: { url: receiver.url, events: ['event.tracked'] },
+      });
+      const pixelId = await h.pixel(owner);
+      await Promise.all(
+        Array.from({ length: 200 }, (_, i) =>
+          h.track(owner, { pixel_id: pixelId, event_name: 'Lead', event_id: `w-${i}` }),
+        ),
+      );
+      const stores = [await database.connect(), await database.connect()];
+      const senders = stores.map(() => createSender(local));
+      const workers = stores.map(
+        (store, i) =>
+          new DeliveryWorker({
+            store: store.webhooks,
+            clock: systemClock,
+            sender: senders[i]!,
+            logger,
+            schedule: [1],
+            pollMs: 20,
+            concurrency: 16,
+          }),
+      );
+      for (const w of workers) w.start();
+      await receiver.waitFor((r) => new Set(r.map((x) => x.json.id)).size === 200, 30_000);
+      for (const w of workers) await w.stop();
+      const ids = receiver.received.map((x) => x.json.id);
+      assert.equal(ids.length, 200, 'each message arrived exactly once');
+      assert.equal(new Set(ids).size, 200);
+      for (const s of senders) await s.close();
+      for (const s of stores) await s.close();
+      await h.close();
+      await database.remove();
+    });
   });
-});
+}

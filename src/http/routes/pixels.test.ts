@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { type Harness, startHarness, type TestAccount, testStores } from '../../../test/harness.ts';
 
 // Covers the four pixel routes (create, get, list, update): they share one fixture.
-for (const kind of testStores()) {
+for (const kind of await testStores()) {
   describe(`pixels [${kind.name}]`, () => {
     let h: Harness;
     let acme: TestAccount;

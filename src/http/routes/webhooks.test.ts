@@ -4,7 +4,7 @@ import { type Harness, startHarness, type TestAccount, testStores } from '../../
 
 // Covers the registration routes (create, list, get, update, delete, rotate-secret, deliveries,
 // retry, test): they share one fixture.
-for (const kind of testStores()) {
+for (const kind of await testStores()) {
   describe(`webhook registration [${kind.name}]`, () => {
     let h: Harness;
     let strict: Harness;

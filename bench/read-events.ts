@@ -1,0 +1,240 @@
+/**
+ * GET /v1/pixels/:id/events latency on a big pixel, SQLite and PostgreSQL side by side.
+ *
+ * Loads N events (default 5,000,000) for one pixel into each store, then starts the real
+ * server (in this process, listening on a real port) and times sequential requests for each
+ * filter shape. Prints p50/p95 per shape and store.
+ *
+ * The load goes straight through SQL, generated inside the database (a recursive CTE on
+ * SQLite, generate_series on PostgreSQL): through the API it would take hours and measure the
+ * write path, not the read path. Events are one second apart (5 M ≈ 58 days from 2026-01-01),
+ * with ten event names in rotation, so `event_name=Purchase` matches 10 % and one UTC day
+ * matches 86,400 events.
+ *
+ *   npm run bench:reads -- [--events 5000000] [--requests 200] [--store both|sqlite|postgres]
+ *
+ * PostgreSQL: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test); the data
+ * goes into a schema of its own, dropped at the end.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { loadConfig } from '../src/config.ts';
+import { createAccount } from '../src/domain/accounts/accounts.ts';
+import { newId } from '../src/domain/ids.ts';
+import { systemClock } from '../src/domain/ports.ts';
+import { startServer } from '../src/main.ts';
+import { PostgresStore } from '../src/storage/postgres/store.ts';
+import { SqliteStore } from '../src/storage/sqlite/store.ts';
+import { percentile, saveResult, table } from './lib.ts';
+
+const { values } = parseArgs({
+  options: {
+    events: { type: 'string', default: '5000000' },
+    requests: { type: 'string', default: '200' },
+    store: { type: 'string', default: 'both' },
+  },
+});
+const EVENTS = Number(values.events);
+const REQUESTS = Number(values.requests);
+const T0 = Date.parse('2026-01-01T00:00:00Z');
+const NAMES = [
+  'Purchase',
+  'PageView',
+  'ViewContent',
+  'AddToCart',
+  'Lead',
+  'Search',
+  'Subscribe',
+  'InitiateCheckout',
+  'AddPaymentInfo',
+  'CompleteRegistration',
+];
+
+const SHAPES: Array<{ shape: string; query: string }> = [
+  { shape: 'no filter', query: '' },
+  { shape: 'event_name', query: 'event_name=Purchase' },
+  { shape: 'start_date/end_date (1 day)', query: 'start_date=2026-01-20&end_date=2026-01-20' },
+  {
+    shape: 'event_name + dates',
+    query: 'event_name=Purchase&start_date=2026-01-20&end_date=2026-01-20',
+  },
+  { shape: 'offset=10000', query: 'offset=10000' },
+];
+
+interface Prepared {
+  store: string;
+  databaseUrl: string;
+  apiKey: string;
+  pixelId: string;
+  cleanup(): Promise<void>;
+}
+
+/** One account and pixel through the ports, so the API key and rows are real. */
+async function seedAccount(store: SqliteStore | PostgresStore) {
+  const { account, apiKey } = await createAccount(
+    { store, clock: systemClock },
+    { name: 'Bench', plan: 'enterprise' },
+  );
+  const pixelId = newId('px');
+  const now = new Date();
+  await store.pixels.createPixel(
+    {
+      id: pixelId,
+      accountId: account.id,
+      name: 'Big',
+      domain: 'big.example.com',
+      trackingDomain: 'big.example.com',
+      status: 'active',
+      createdAt: now,
+      updatedAt: now,
+    },
+    null,
+    [],
+  );
+  return { accountId: account.id, apiKey, pixelId };
+}
+
+const nameCase = (column: string) =>
+  `CASE ${column} % 10 ${NAMES.map((n, i) => `WHEN ${i} THEN '${n}'`).join(' ')} END`;
+
+async function prepareSqlite(): Promise<Prepared> {
+  const dir = mkdtempSync(join(tmpdir(), 'trackway-bench-reads-'));
+  const file = join(dir, 'reads.db');
+  const store = SqliteStore.open(file);
+  const { accountId, apiKey, pixelId } = await seedAccount(store);
+  const started = performance.now();
+  store.db
+    .prepare(
+      `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < @last)
+       INSERT INTO events (account_id, pixel_id, event_id, event_name, value, currency, timestamp,
+         received_at, url, referrer, title, search_string, user_data, custom_data)
+       SELECT @accountId, @pixelId, 'bulk-' || i, ${nameCase('i')}, 49.99, 'USD',
+         @t0 + i * 1000, @t0 + i * 1000, 'https://big.example.com/p', NULL, NULL, NULL, NULL,
+         '{"order":"o-1"}'
+       FROM n`,
+    )
+    .run({ last: EVENTS - 1, accountId, pixelId, t0: T0 });
+  store.db.exec('ANALYZE');
+  console.log(
+    `sqlite: loaded ${EVENTS} events in ${((performance.now() - started) / 1000).toFixed(0)} s`,
+  );
+  await store.close();
+  return {
+    store: 'SQLite',
+    databaseUrl: `sqlite:${file}`,
+    apiKey,
+    pixelId,
+    cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+async function preparePostgres(): Promise<Prepared> {
+  const base = process.env['BENCH_DATABASE_URL'] || 'postgres://postgres@127.0.0.1:5432/test';
+  const schema = `bench_reads_${process.pid}`;
+  const url = new URL(base);
+  url.searchParams.set('schema', schema);
+  const store = await PostgresStore.open({ url: url.toString() });
+  await store.migrate();
+  const { accountId, apiKey, pixelId } = await seedAccount(store);
+  const started = performance.now();
+  // In chunks of a million so a slow disk shows progress.
+  for (let from = 0; from < EVENTS; from += 1_000_000) {
+    const to = Math.min(EVENTS, from + 1_000_000) - 1;
+    await store.pool.query(
+      `INSERT INTO events (account_id, pixel_id, event_id, event_name, value, currency, timestamp,
+         received_at, url, referrer, title, search_string, user_data, custom_data)
+       SELECT $1, $2, 'bulk-' || i, ${nameCase('i')}, 49.99, 'USD',
+         to_timestamp(($3::bigint + i * 1000) / 1000.0), to_timestamp(($3::bigint + i * 1000) / 1000.0),
+         'https://big.example.com/p', NULL, NULL, NULL, NULL, '{"order":"o-1"}'::json
+       FROM generate_series($4::bigint, $5::bigint) AS i`,
+      [accountId, pixelId, T0, from, to],
+    );
+    process.stdout.write(`postgres: ${to + 1} events\r`);
+  }
+  // Fresh statistics and a visibility map, as autovacuum would leave them on a live system:
+  // index-only scans (the counts) depend on it.
+  await store.pool.query('VACUUM ANALYZE events');
+  console.log(
+    `postgres: loaded ${EVENTS} events in ${((performance.now() - started) / 1000).toFixed(0)} s`,
+  );
+  await store.close();
+  return {
+    store: 'PostgreSQL',
+    databaseUrl: url.toString(),
+    apiKey,
+    pixelId,
+    cleanup: async () => {
+      const client = new pg.Client({ connectionString: base });
+      await client.connect();
+      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await client.end();
+    },
+  };
+}
+
+async function measure(p: Prepared) {
+  const config = loadConfig({
+    DATABASE_URL: p.databaseUrl,
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    TRACKWAY_WORKER: 'false',
+  });
+  const server = await startServer(config, { out: () => {} });
+  const headers = { authorization: `Bearer ${p.apiKey}` };
+  const rows: Array<Record<string, string | number>> = [];
+  try {
+    for (const { shape, query } of SHAPES) {
+      const url = `${server.url}/v1/pixels/${p.pixelId}/events${query ? `?${query}` : ''}`;
+      const times: number[] = [];
+      let total = 0;
+      for (let i = 0; i < REQUESTS + 20; i++) {
+        const started = performance.now();
+        const res = await fetch(url, { headers });
+        const body = (await res.json()) as { total: number; events: unknown[] };
+        const elapsed = performance.now() - started;
+        if (res.status !== 200) throw new Error(`${shape}: HTTP ${res.status}`);
+        total = body.total;
+        if (i >= 20) times.push(elapsed); // the first 20 warm caches and connections
+      }
+      times.sort((a, b) => a - b);
+      rows.push({
+        store: p.store,
+        filter: shape,
+        matches: total,
+        'p50 ms': percentile(times, 50).toFixed(1),
+        'p95 ms': percentile(times, 95).toFixed(1),
+      });
+    }
+  } finally {
+    await server.close();
+  }
+  return rows;
+}
+
+async function main() {
+  const which = values.store;
+  const rows: Array<Record<string, string | number>> = [];
+  for (const prepare of [
+    ...(which === 'both' || which === 'sqlite' ? [prepareSqlite] : []),
+    ...(which === 'both' || which === 'postgres' ? [preparePostgres] : []),
+  ]) {
+    const prepared = await prepare();
+    try {
+      rows.push(...(await measure(prepared)));
+    } finally {
+      await prepared.cleanup();
+    }
+  }
+  console.log(
+    `\nGET /v1/pixels/:id/events, ${EVENTS} events on one pixel, ${REQUESTS} sequential requests per row (limit 50)\n`,
+  );
+  console.log(table(rows));
+  console.log(
+    `\nresults: ${saveResult('read-events', { events: EVENTS, requests: REQUESTS, rows })}`,
+  );
+}
+
+await main();

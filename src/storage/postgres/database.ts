@@ -1,0 +1,136 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import pg from 'pg';
+
+const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
+
+export interface PostgresOptions {
+  /** `postgres://…` or `postgresql://…`; may carry `?schema=name` (see `parsePostgresUrl`). */
+  url: string;
+  /** Connections kept by this process. */
+  poolSize?: number;
+}
+
+export interface ParsedPostgresUrl {
+  /** The URL handed to `pg`, with Trackway's own `schema` parameter removed. */
+  connectionString: string;
+  /** The schema every connection works in, when one was named; created by `migrate`. */
+  schema: string | null;
+}
+
+/** Plain identifiers only: the name goes into `search_path` and `CREATE SCHEMA` unquoted. */
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+export class StorageUnavailableError extends Error {
+  override name = 'StorageUnavailableError';
+}
+
+/**
+ * `?schema=name` selects a PostgreSQL schema (so several deployments, or tests, can share one
+ * database). It is Trackway's parameter, not libpq's, so it is removed before the URL reaches
+ * `pg`; libpq's own `?options=-c search_path=…` keeps working too.
+ */
+export function parsePostgresUrl(url: string): ParsedPostgresUrl {
+  const parsed = new URL(url);
+  const schema = parsed.searchParams.get('schema');
+  if (schema === null) return { connectionString: url, schema: null };
+  if (!SCHEMA_NAME.test(schema)) {
+    throw new StorageUnavailableError(
+      `DATABASE_URL: schema must be a lower-case identifier (a-z, 0-9, _), got "${schema}"`,
+    );
+  }
+  parsed.searchParams.delete('schema');
+  return { connectionString: parsed.toString(), schema };
+}
+
+/** Where the URL points, without credentials: safe to print in an operator message. */
+export function describeTarget(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.hostname || 'localhost'}:${parsed.port || '5432'}${parsed.pathname}`;
+  } catch {
+    return '(unparsable DATABASE_URL)';
+  }
+}
+
+export function createPool(options: PostgresOptions): { pool: pg.Pool; schema: string | null } {
+  const { connectionString, schema } = parsePostgresUrl(options.url);
+  const pool = new pg.Pool({
+    connectionString,
+    max: options.poolSize ?? 10,
+    // The search path is a startup parameter, so it costs no extra round trip per connection.
+    ...(schema !== null && { options: `-c search_path=${schema}` }),
+  });
+  // An idle connection dropped by the server (restart, failover) must not crash the process;
+  // the pool replaces it and the next query reports any lasting problem.
+  pool.on('error', () => {});
+  return { pool, schema };
+}
+
+/** Runs `work` in one transaction on one connection, rolling back if it throws. */
+export async function inTransaction<T>(
+  pool: pg.Pool,
+  work: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+/**
+ * Applies every numbered migration not yet applied, each in its own transaction, under a
+ * session advisory lock: two instances starting at once queue here instead of racing to
+ * create the same tables. The lock key is per schema, so separate schemas migrate in parallel.
+ */
+export async function migratePostgres(pool: pg.Pool, schema: string | null): Promise<string[]> {
+  const client = await pool.connect();
+  const lockKey = `trackway:migrate:${schema ?? ''}`;
+  try {
+    await client.query('SELECT pg_advisory_lock(hashtext($1))', [lockKey]);
+    try {
+      if (schema !== null) await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+      await client.query(
+        'CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL)',
+      );
+      const { rows } = await client.query<{ version: string }>(
+        'SELECT version FROM schema_migrations',
+      );
+      const applied = new Set(rows.map((r) => r.version));
+      const files = readdirSync(MIGRATIONS_DIR)
+        .filter((f) => /^\d+_.+\.sql$/.test(f))
+        .sort();
+      const ran: string[] = [];
+      for (const file of files) {
+        const version = file.replace(/\.sql$/, '');
+        if (applied.has(version)) continue;
+        const sql = readFileSync(new URL(file, MIGRATIONS_DIR), 'utf8');
+        await client.query('BEGIN');
+        try {
+          await client.query(sql);
+          await client.query(
+            'INSERT INTO schema_migrations (version, applied_at) VALUES ($1, now())',
+            [version],
+          );
+          await client.query('COMMIT');
+        } catch (error) {
+          await client.query('ROLLBACK').catch(() => {});
+          throw error;
+        }
+        ran.push(version);
+      }
+      return ran;
+    } finally {
+      await client.query('SELECT pg_advisory_unlock(hashtext($1))', [lockKey]);
+    }
+  } finally {
+    client.release();
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * What only the PostgreSQL adapter has: group commit of concurrent inserts. The shared
+ * behaviour (dedup, ordering, outbox) is in store.contract.test.ts.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import {
+  dropSchema,
+  freshSchemaName,
+  postgresAvailable,
+  postgresUrl,
+} from '../../../test/harness.ts';
+import { newId } from '../../domain/ids.ts';
+import type { TrackedEvent } from '../../domain/model.ts';
+import { PostgresStore } from './store.ts';
+
+const available = await postgresAvailable();
+
+describe('PostgreSQL group commit', { skip: !available && 'PostgreSQL is not available' }, () => {
+  const schema = freshSchemaName();
+  const url = postgresUrl(schema);
+  let store: PostgresStore;
+  const accountId = newId('acct');
+  const pixelId = newId('px');
+  const now = new Date('2026-03-01T00:00:00.000Z');
+  const event = (eventId: string, overrides: Partial<TrackedEvent> = {}): TrackedEvent => ({
+    accountId,
+    pixelId,
+    eventId,
+    eventName: 'Lead',
+    value: null,
+    currency: null,
+    timestamp: now,
+    receivedAt: now,
+    url: null,
+    referrer: null,
+    title: null,
+    searchString: null,
+    userData: null,
+    customData: null,
+    ...overrides,
+  });
+  const stored = async () =>
+    (await store.events.listEvents({ accountId, pixelId, limit: 100, offset: 0 })).events;
+
+  before(async () => {
+    store = await PostgresStore.open({ url });
+    await store.migrate();
+  });
+  after(async () => {
+    await store.close();
+    await dropSchema(schema);
+  });
+
+  it('keeps the first of equal event_ids sent in one burst', async () => {
+    const outcomes = await Promise.all(
+      [1, 2, 3].map((value) => store.events.insertEvent(event('burst', { value }), [])),
+    );
+    assert.deepEqual(outcomes, ['inserted', 'duplicate', 'duplicate']);
+    assert.equal((await stored()).find((e) => e.eventId === 'burst')?.value, 1);
+  });
+
+  it('fails only the event PostgreSQL cannot store, not its neighbours in the batch', async () => {
+    // A NUL character is valid in a JavaScript string but not in PostgreSQL text.
+    const results = await Promise.allSettled([
+      store.events.insertEvent(event('good-1'), []),
+      store.events.insertEvent(event('bad', { title: 'a\u0000b' }), []),
+      store.events.insertEvent(event('good-2'), []),
+    ]);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['fulfilled', 'rejected', 'fulfilled'],
+    );
+    const ids = (await stored()).map((e) => e.eventId);
+    assert.ok(ids.includes('good-1') && ids.includes('good-2') && !ids.includes('bad'));
+  });
+
+  it('commits what was queued before close() returns', async () => {
+    const other = await PostgresStore.open({ url });
+    const pending = other.events.insertEvent(event('at-close'), []);
+    await other.close();
+    assert.equal(await pending, 'inserted');
+    assert.ok((await stored()).some((e) => e.eventId === 'at-close'));
+  });
+});

@@ -1,0 +1,420 @@
+import type pg from 'pg';
+import { newMessageId } from '../../domain/ids.ts';
+import type {
+  AttemptResult,
+  ClaimedDelivery,
+  DeliveryAttempt,
+  WebhookEndpoint,
+  WebhookEvent,
+  WebhookEventType,
+} from '../../domain/model.ts';
+import type { Change, Page, WebhookStore } from '../../domain/ports.ts';
+import { webhookBody } from '../../domain/webhooks/payload.ts';
+import { inTransaction } from './database.ts';
+
+/** Anything that can run a query: the pool, or one client inside a transaction. */
+export type Queryable = pg.Pool | pg.PoolClient;
+
+interface EndpointRow {
+  id: string;
+  account_id: string;
+  url: string;
+  events: string[];
+  description: string | null;
+  enabled: boolean;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: Date | null;
+  failing_since: Date | null;
+  disabled_reason: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+interface AttemptRow {
+  id: string;
+  message_id: string;
+  endpoint_id: string;
+  event_type: string;
+  attempt: number;
+  status: string;
+  response_status_code: number | null;
+  duration_ms: number | null;
+  error: string | null;
+  response_body: string | null;
+  attempted_at: Date;
+}
+
+const toEndpoint = (r: EndpointRow): WebhookEndpoint => ({
+  id: r.id,
+  accountId: r.account_id,
+  url: r.url,
+  events: r.events as WebhookEventType[],
+  description: r.description,
+  enabled: r.enabled,
+  secret: r.secret,
+  previousSecret: r.previous_secret,
+  previousSecretExpiresAt: r.previous_secret_expires_at,
+  failingSince: r.failing_since,
+  disabledReason: r.disabled_reason,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+const toAttempt = (r: AttemptRow): DeliveryAttempt => ({
+  // bigint identity: pg returns it as a string; attempt ids stay far below 2^53.
+  id: Number(r.id),
+  messageId: r.message_id,
+  endpointId: r.endpoint_id,
+  eventType: r.event_type as WebhookEventType,
+  attempt: r.attempt,
+  status: r.status as DeliveryAttempt['status'],
+  responseStatusCode: r.response_status_code,
+  durationMs: r.duration_ms,
+  error: r.error,
+  responseBody: r.response_body,
+  attemptedAt: r.attempted_at,
+});
+
+/** Inserts messages and their deliveries with two statements, however many there are. */
+async function insertMessages(
+  db: Queryable,
+  messages: Array<{ event: WebhookEvent; targets: string[] }>,
+): Promise<string[]> {
+  const ids: string[] = [];
+  const m = { id: [] as string[], account: [] as string[], type: [] as string[] };
+  const mData: string[] = [];
+  const mAt: Date[] = [];
+  const d = { message: [] as string[], endpoint: [] as string[], account: [] as string[] };
+  const dBody: string[] = [];
+  const dAt: Date[] = [];
+  for (const { event, targets } of messages) {
+    const id = newMessageId();
+    ids.push(id);
+    m.id.push(id);
+    m.account.push(event.accountId);
+    m.type.push(event.type);
+    mData.push(JSON.stringify(event.data));
+    mAt.push(event.occurredAt);
+    for (const target of targets) {
+      d.message.push(id);
+      d.endpoint.push(target);
+      d.account.push(event.accountId);
+      dBody.push(webhookBody(id, target, event, event.occurredAt));
+      dAt.push(event.occurredAt);
+    }
+  }
+  if (ids.length === 0) return ids;
+  await db.query(
+    `INSERT INTO webhook_messages (id, account_id, event_type, data, created_at)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[])`,
+    [m.id, m.account, m.type, mData, mAt],
+  );
+  if (d.message.length > 0) {
+    await db.query(
+      `INSERT INTO webhook_deliveries (message_id, endpoint_id, account_id, status, attempts, next_attempt_at, body, first_sent_at)
+       SELECT u.m, u.e, u.a, 'pending', 0, u.t, u.b, u.t
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[]) AS u(m, e, a, b, t)`,
+      [d.message, d.endpoint, d.account, dBody, dAt],
+    );
+  }
+  return ids;
+}
+
+/**
+ * The transactional outbox: called with the client of the transaction that made the change,
+ * it records one message per event and one delivery (with its final body) per subscribed,
+ * enabled endpoint. A batch of events costs one endpoint lookup, and nothing more when the
+ * accounts have no endpoints.
+ */
+export async function writeOutbox(db: Queryable, events: WebhookEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  const { rows } = await db.query<{ id: string; account_id: string; type: string }>(
+    `SELECT e.id, q.account_id, q.type
+       FROM unnest($1::text[], $2::text[]) AS q(account_id, type)
+       JOIN webhook_endpoints e ON e.account_id = q.account_id
+      WHERE e.enabled AND e.deleted_at IS NULL AND q.type = ANY(e.events)
+      ORDER BY e.created_at, e.id`,
+    [events.map((e) => e.accountId), events.map((e) => e.type)],
+  );
+  if (rows.length === 0) return;
+  const targets = new Map<string, string[]>();
+  for (const row of rows) {
+    const key = `${row.account_id}\u0000${row.type}`;
+    const list = targets.get(key) ?? [];
+    if (!list.includes(row.id)) list.push(row.id);
+    targets.set(key, list);
+  }
+  const messages = events
+    .map((event) => ({ event, targets: targets.get(`${event.accountId}\u0000${event.type}`) }))
+    .filter((m): m is { event: WebhookEvent; targets: string[] } => m.targets !== undefined);
+  await insertMessages(db, messages);
+}
+
+interface DueRow {
+  message_id: string;
+  endpoint_id: string;
+  account_id: string;
+  attempts: number;
+  body: string;
+  first_sent_at: Date;
+  event_type: string;
+}
+
+export class PostgresWebhookStore implements WebhookStore {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async createEndpoint(e: WebhookEndpoint): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO webhook_endpoints (id, account_id, url, events, description, enabled, secret,
+         previous_secret, previous_secret_expires_at, failing_since, disabled_reason, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+      [
+        e.id,
+        e.accountId,
+        e.url,
+        e.events,
+        e.description,
+        e.enabled,
+        e.secret,
+        e.previousSecret,
+        e.previousSecretExpiresAt,
+        e.failingSince,
+        e.disabledReason,
+        e.createdAt,
+        e.updatedAt,
+      ],
+    );
+  }
+
+  async listEndpoints(accountId: string): Promise<WebhookEndpoint[]> {
+    const { rows } = await this.pool.query<EndpointRow>(
+      'SELECT * FROM webhook_endpoints WHERE account_id = $1 AND deleted_at IS NULL ORDER BY created_at, id',
+      [accountId],
+    );
+    return rows.map(toEndpoint);
+  }
+
+  async getEndpoint(accountId: string, endpointId: string): Promise<WebhookEndpoint | null> {
+    const { rows } = await this.pool.query<EndpointRow>(
+      'SELECT * FROM webhook_endpoints WHERE account_id = $1 AND id = $2 AND deleted_at IS NULL',
+      [accountId, endpointId],
+    );
+    return rows[0] ? toEndpoint(rows[0]) : null;
+  }
+
+  async updateEndpoint(accountId: string, endpointId: string, change: Change<WebhookEndpoint>) {
+    return inTransaction(this.pool, async (db) => {
+      // FOR UPDATE: concurrent changes to one endpoint apply one after the other, each to the
+      // row the previous one left (no lost update).
+      const { rows } = await db.query<EndpointRow>(
+        'SELECT * FROM webhook_endpoints WHERE account_id = $1 AND id = $2 AND deleted_at IS NULL FOR UPDATE',
+        [accountId, endpointId],
+      );
+      if (!rows[0]) return null;
+      const before = toEndpoint(rows[0]);
+      const result = change(before);
+      if (!result) return { before, after: before };
+      const e = result.next;
+      await db.query(
+        `UPDATE webhook_endpoints SET url = $2, events = $3, description = $4, enabled = $5,
+           secret = $6, previous_secret = $7, previous_secret_expires_at = $8, failing_since = $9,
+           disabled_reason = $10, updated_at = $11
+         WHERE id = $1`,
+        [
+          e.id,
+          e.url,
+          e.events,
+          e.description,
+          e.enabled,
+          e.secret,
+          e.previousSecret,
+          e.previousSecretExpiresAt,
+          e.failingSince,
+          e.disabledReason,
+          e.updatedAt,
+        ],
+      );
+      await writeOutbox(db, result.emit);
+      return { before, after: result.next };
+    });
+  }
+
+  async deleteEndpoint(accountId: string, endpointId: string, at: Date): Promise<boolean> {
+    return inTransaction(this.pool, async (db) => {
+      const { rowCount } = await db.query(
+        'UPDATE webhook_endpoints SET deleted_at = $1, enabled = false WHERE account_id = $2 AND id = $3 AND deleted_at IS NULL',
+        [at, accountId, endpointId],
+      );
+      if (rowCount === 0) return false;
+      await db.query(
+        "UPDATE webhook_deliveries SET status = 'canceled', next_attempt_at = NULL WHERE endpoint_id = $1 AND status = 'pending'",
+        [endpointId],
+      );
+      return true;
+    });
+  }
+
+  async listAttempts(accountId: string, endpointId: string, page: Page) {
+    const [rows, total] = await Promise.all([
+      this.pool.query<AttemptRow>(
+        `SELECT a.*, m.event_type FROM webhook_attempts a JOIN webhook_messages m ON m.id = a.message_id
+          WHERE a.account_id = $1 AND a.endpoint_id = $2
+          ORDER BY a.attempted_at DESC, a.id DESC LIMIT $3 OFFSET $4`,
+        [accountId, endpointId, page.limit, page.offset],
+      ),
+      this.pool.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM webhook_attempts WHERE account_id = $1 AND endpoint_id = $2',
+        [accountId, endpointId],
+      ),
+    ]);
+    return { attempts: rows.rows.map(toAttempt), total: total.rows[0]?.n ?? 0 };
+  }
+
+  async retryDelivery(accountId: string, endpointId: string, messageId: string, at: Date) {
+    const { rowCount } = await this.pool.query(
+      `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $1, lease_until = NULL, lease_owner = NULL
+        WHERE account_id = $2 AND endpoint_id = $3 AND message_id = $4 AND status <> 'canceled'`,
+      [at, accountId, endpointId, messageId],
+    );
+    return (rowCount ?? 0) > 0;
+  }
+
+  async enqueueFor(endpointId: string, event: WebhookEvent): Promise<string> {
+    // A message and its delivery: two statements, so one transaction (never half an outbox row).
+    const [id] = await inTransaction(this.pool, (db) =>
+      insertMessages(db, [{ event, targets: [endpointId] }]),
+    );
+    return id!;
+  }
+
+  async claimDue(options: {
+    now: Date;
+    limit: number;
+    perEndpoint: number;
+    busy: string[];
+    leaseMs: number;
+    owner: string;
+  }): Promise<ClaimedDelivery[]> {
+    const { now } = options;
+    return inTransaction(this.pool, async (db) => {
+      // The inner query ranks due deliveries per endpoint (the per-endpoint cap); the outer one
+      // locks them. SKIP LOCKED lets concurrent claimers pass over each other's rows instead of
+      // waiting, and the outer WHERE repeats the due/lease test so a row another worker leased
+      // after this statement's snapshot is re-checked on its newest version and dropped.
+      const { rows } = await db.query<DueRow>(
+        `SELECT d.message_id, d.endpoint_id, d.account_id, d.attempts, d.body, d.first_sent_at, m.event_type
+           FROM webhook_deliveries d
+           JOIN webhook_messages m ON m.id = d.message_id
+          WHERE (d.message_id, d.endpoint_id) IN (
+                  SELECT message_id, endpoint_id FROM (
+                    SELECT d2.message_id, d2.endpoint_id,
+                      row_number() OVER (PARTITION BY d2.endpoint_id ORDER BY d2.next_attempt_at) AS n
+                    FROM webhook_deliveries d2
+                    JOIN webhook_endpoints e ON e.id = d2.endpoint_id
+                    WHERE d2.status = 'pending' AND d2.next_attempt_at <= $1
+                      AND (d2.lease_until IS NULL OR d2.lease_until < $1)
+                      AND e.enabled AND e.deleted_at IS NULL
+                      AND NOT (d2.endpoint_id = ANY($2::text[]))
+                  ) ranked WHERE n <= $3 LIMIT $4)
+            AND d.status = 'pending' AND d.next_attempt_at <= $1
+            AND (d.lease_until IS NULL OR d.lease_until < $1)
+          ORDER BY d.next_attempt_at
+          FOR UPDATE OF d SKIP LOCKED`,
+        [now, options.busy, options.perEndpoint, options.limit],
+      );
+      if (rows.length === 0) return [];
+      const messageIds = rows.map((r) => r.message_id);
+      const endpointIds = rows.map((r) => r.endpoint_id);
+      await db.query(
+        `UPDATE webhook_deliveries d SET lease_until = $1, lease_owner = $2, attempts = d.attempts + 1
+           FROM unnest($3::text[], $4::text[]) AS u(m, e)
+          WHERE d.message_id = u.m AND d.endpoint_id = u.e`,
+        [new Date(now.getTime() + options.leaseMs), options.owner, messageIds, endpointIds],
+      );
+      // An attempt still 'pending' here was cut short (its worker died): say so.
+      await db.query(
+        `UPDATE webhook_attempts a SET status = 'failed', error = 'Interrupted: the worker stopped before the attempt finished'
+           FROM unnest($1::text[], $2::text[]) AS u(m, e)
+          WHERE a.message_id = u.m AND a.endpoint_id = u.e AND a.status = 'pending'`,
+        [messageIds, endpointIds],
+      );
+      await db.query(
+        `INSERT INTO webhook_attempts (message_id, endpoint_id, account_id, attempt, status, attempted_at)
+         SELECT u.m, u.e, u.a, u.n, 'pending', $5
+           FROM unnest($1::text[], $2::text[], $3::text[], $4::int[]) AS u(m, e, a, n)`,
+        [
+          messageIds,
+          endpointIds,
+          rows.map((r) => r.account_id),
+          rows.map((r) => r.attempts + 1),
+          now,
+        ],
+      );
+      const endpoints = await db.query<EndpointRow>(
+        'SELECT * FROM webhook_endpoints WHERE id = ANY($1::text[])',
+        [[...new Set(endpointIds)]],
+      );
+      const byId = new Map(endpoints.rows.map((r) => [r.id, toEndpoint(r)]));
+      return rows.map((row) => ({
+        messageId: row.message_id,
+        endpoint: byId.get(row.endpoint_id)!,
+        eventType: row.event_type as WebhookEventType,
+        body: row.body,
+        attempt: row.attempts + 1,
+        createdAt: row.first_sent_at,
+      }));
+    });
+  }
+
+  async recordAttempt(delivery: ClaimedDelivery, owner: string, result: AttemptResult, at: Date) {
+    await inTransaction(this.pool, async (db) => {
+      // The attempt happened whatever became of the lease: log it.
+      await db.query(
+        `UPDATE webhook_attempts SET status = $1, response_status_code = $2, duration_ms = $3, error = $4, response_body = $5
+          WHERE message_id = $6 AND endpoint_id = $7 AND attempt = $8 AND status = 'pending'`,
+        [
+          result.status,
+          result.responseStatusCode,
+          result.durationMs,
+          result.error,
+          result.responseBody,
+          delivery.messageId,
+          delivery.endpoint.id,
+          delivery.attempt,
+        ],
+      );
+      // Only the lease holder decides what happens next: a manual retry or another worker
+      // that took over an expired lease has already rescheduled the delivery.
+      const { rowCount } = await db.query(
+        `UPDATE webhook_deliveries SET status = $1, next_attempt_at = $2, lease_until = NULL, lease_owner = NULL
+          WHERE message_id = $3 AND endpoint_id = $4 AND lease_owner = $5`,
+        [
+          result.outcome.kind === 'retry' ? 'pending' : result.outcome.kind,
+          result.outcome.kind === 'retry' ? result.outcome.at : null,
+          delivery.messageId,
+          delivery.endpoint.id,
+          owner,
+        ],
+      );
+      if (rowCount === 0) return;
+      const failingSince = result.status === 'succeeded' ? null : at;
+      await db.query(
+        `UPDATE webhook_endpoints SET
+           failing_since = CASE WHEN $1::timestamptz IS NULL THEN NULL ELSE COALESCE(failing_since, $1) END,
+           enabled = CASE WHEN $2::text IS NULL THEN enabled ELSE false END,
+           disabled_reason = COALESCE($2, disabled_reason)
+         WHERE id = $3`,
+        [failingSince, result.disableEndpoint ?? null, delivery.endpoint.id],
+      );
+    });
+  }
+
+  async nextDueAt(): Promise<Date | null> {
+    const { rows } = await this.pool.query<{ next: Date | null }>(
+      `SELECT min(d.next_attempt_at) AS next FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+        WHERE d.status = 'pending' AND e.enabled`,
+    );
+    return rows[0]?.next ?? null;
+  }
+}

@@ -1,0 +1,595 @@
+/**
+ * The storage contract: the same behaviour, asserted through the ports, on every adapter in
+ * the store matrix (SQLite, and PostgreSQL when it answers). The HTTP suites cover the same
+ * ground from the outside; this suite pins down what only the store can guarantee: exact
+ * round trips, atomic quota and dedup under concurrency, and the delivery queue's leases.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { testStores } from '../../test/harness.ts';
+import { newId } from '../domain/ids.ts';
+import type {
+  Account,
+  ClaimedDelivery,
+  Pixel,
+  TrackedEvent,
+  WebhookEndpoint,
+  WebhookEvent,
+  WebhookEventType,
+} from '../domain/model.ts';
+import type { Store } from '../domain/ports.ts';
+
+const T0 = new Date('2026-03-01T12:00:00.123Z');
+const at = (offsetMs: number) => new Date(T0.getTime() + offsetMs);
+
+function account(overrides: Partial<Account> = {}): Account {
+  return {
+    id: newId('acct'),
+    name: 'Acme',
+    plan: 'pro',
+    status: 'active',
+    customRequestsPerMinute: null,
+    customDailyLimit: null,
+    createdAt: T0,
+    ...overrides,
+  };
+}
+
+function pixel(accountId: string, overrides: Partial<Pixel> = {}): Pixel {
+  return {
+    id: newId('px'),
+    accountId,
+    name: 'Shop',
+    domain: 'shop.example.com',
+    trackingDomain: 'shop.example.com',
+    status: 'active',
+    createdAt: T0,
+    updatedAt: T0,
+    ...overrides,
+  };
+}
+
+function event(p: Pixel, overrides: Partial<TrackedEvent> = {}): TrackedEvent {
+  return {
+    accountId: p.accountId,
+    pixelId: p.id,
+    eventId: `e-${Math.random().toString(36).slice(2)}`,
+    eventName: 'Purchase',
+    value: 49.99,
+    currency: 'USD',
+    timestamp: T0,
+    receivedAt: at(5),
+    url: 'https://shop.example.com/checkout',
+    referrer: null,
+    title: 'Checkout',
+    searchString: null,
+    userData: { em: 'a'.repeat(64) },
+    customData: { z: 1, a: [true, null, 'x'], nested: { b: 2, a: 1 } },
+    ...overrides,
+  };
+}
+
+function endpoint(accountId: string, overrides: Partial<WebhookEndpoint> = {}): WebhookEndpoint {
+  return {
+    id: newId('wh'),
+    accountId,
+    url: 'https://hooks.example.com/in',
+    events: ['event.tracked', 'pixel.created'],
+    description: null,
+    enabled: true,
+    secret: 'whsec_test',
+    previousSecret: null,
+    previousSecretExpiresAt: null,
+    failingSince: null,
+    disabledReason: null,
+    createdAt: T0,
+    updatedAt: T0,
+    ...overrides,
+  };
+}
+
+const tracked = (e: TrackedEvent): WebhookEvent => ({
+  accountId: e.accountId,
+  type: 'event.tracked',
+  data: { event_id: e.eventId },
+  occurredAt: e.receivedAt,
+});
+
+const claim = (store: Store, owner: string, now: Date, extra: { limit?: number } = {}) =>
+  store.webhooks.claimDue({
+    now,
+    limit: extra.limit ?? 1000,
+    perEndpoint: 100,
+    busy: [],
+    leaseMs: 30_000,
+    owner,
+  });
+
+const succeeded = () => ({
+  status: 'succeeded' as const,
+  responseStatusCode: 200,
+  durationMs: 12,
+  error: null,
+  responseBody: 'ok',
+  outcome: { kind: 'succeeded' as const },
+});
+
+for (const kind of await testStores()) {
+  describe(`storage contract [${kind.name}]`, () => {
+    let store: Store;
+    before(async () => {
+      store = await kind.open();
+    });
+    after(async () => {
+      await store.close();
+    });
+
+    /** A fresh account with one pixel, so tests never see each other's rows. */
+    const setup = async (a: Partial<Account> = {}) => {
+      const acct = account(a);
+      await store.accounts.createAccount(acct, null);
+      const px = pixel(acct.id);
+      assert.equal(await store.pixels.createPixel(px, null, []), 'created');
+      return { acct, px };
+    };
+    const subscribe = async (accountId: string, events: WebhookEventType[] = ['event.tracked']) => {
+      const e = endpoint(accountId, { events });
+      await store.webhooks.createEndpoint(e);
+      return e;
+    };
+
+    describe('accounts and keys', () => {
+      it('round-trips accounts and finds them by unrevoked key hash only', async () => {
+        const acct = account({
+          plan: 'enterprise',
+          customRequestsPerMinute: 1000,
+          customDailyLimit: 5000,
+        });
+        const key = {
+          id: newId('key'),
+          accountId: acct.id,
+          prefix: 'tw_live_abcd',
+          last4: 'wxyz',
+          createdAt: at(1),
+          revokedAt: null,
+          hash: `h-${acct.id}`,
+        };
+        await store.accounts.createAccount(acct, key);
+        assert.deepEqual(await store.accounts.getAccount(acct.id), acct);
+        assert.equal(await store.accounts.getAccount('acct_missing'), null);
+        const found = await store.accounts.findByKeyHash(key.hash);
+        assert.deepEqual(found, { account: acct, keyId: key.id });
+
+        const second = { ...key, id: newId('key'), createdAt: at(2), hash: `h2-${acct.id}` };
+        await store.accounts.createApiKey(second);
+        const revoked = await store.accounts.revokeApiKey(key.id, at(10));
+        assert.deepEqual(revoked?.revokedAt, at(10));
+        // Revoking again keeps the first revocation time.
+        assert.deepEqual((await store.accounts.revokeApiKey(key.id, at(20)))?.revokedAt, at(10));
+        assert.equal(await store.accounts.revokeApiKey('key_missing', at(10)), null);
+        assert.equal(await store.accounts.findByKeyHash(key.hash), null);
+        const { hash: _h1, ...firstRecord } = key;
+        const { hash: _h2, ...secondRecord } = second;
+        assert.deepEqual(await store.accounts.listApiKeys(acct.id), [
+          { ...firstRecord, revokedAt: at(10) },
+          secondRecord,
+        ]);
+        assert.ok((await store.accounts.countAccounts()) >= 1);
+      });
+
+      it('applies account changes atomically and writes their webhook messages', async () => {
+        const { acct } = await setup();
+        const hook = await subscribe(acct.id, ['subscription.updated']);
+        const result = await store.accounts.updateAccount(acct.id, (current) => ({
+          next: { ...current, plan: 'ultra' },
+          emit: [
+            {
+              accountId: acct.id,
+              type: 'subscription.updated',
+              data: { plan: 'ultra' },
+              occurredAt: at(100),
+            },
+          ],
+        }));
+        assert.equal(result?.before.plan, 'pro');
+        assert.equal(result?.after.plan, 'ultra');
+        assert.equal((await store.accounts.getAccount(acct.id))?.plan, 'ultra');
+        const unchanged = await store.accounts.updateAccount(acct.id, () => null);
+        assert.equal(unchanged?.after.plan, 'ultra');
+        assert.equal(await store.accounts.updateAccount('acct_missing', () => null), null);
+        const claimed = (await claim(store, 'w', at(1_000))).filter(
+          (d) => d.endpoint.id === hook.id,
+        );
+        assert.equal(claimed.length, 1);
+        assert.equal(claimed[0]?.eventType, 'subscription.updated');
+      });
+    });
+
+    describe('pixels', () => {
+      it('never lets concurrent creates exceed the quota', async () => {
+        const acct = account();
+        await store.accounts.createAccount(acct, null);
+        const results = await Promise.all(
+          Array.from({ length: 20 }, () => store.pixels.createPixel(pixel(acct.id), 5, [])),
+        );
+        assert.equal(results.filter((r) => r === 'created').length, 5);
+        assert.equal((await store.pixels.listPixels(acct.id, { limit: 100, offset: 0 })).total, 5);
+      });
+
+      it('lists newest first with a total, scoped to the account', async () => {
+        const acct = account();
+        await store.accounts.createAccount(acct, null);
+        const made = [0, 1, 2].map((i) => pixel(acct.id, { createdAt: at(i), updatedAt: at(i) }));
+        for (const p of made) await store.pixels.createPixel(p, null, []);
+        const page = await store.pixels.listPixels(acct.id, { limit: 2, offset: 1 });
+        assert.equal(page.total, 3);
+        assert.deepEqual(page.pixels, [made[1], made[0]]);
+        assert.equal(await store.pixels.getPixel('acct_other', made[0]!.id), null);
+        const updated = await store.pixels.updatePixel(acct.id, made[0]!.id, (p) => ({
+          next: { ...p, status: 'paused', updatedAt: at(50) },
+          emit: [],
+        }));
+        assert.equal(updated?.before.status, 'active');
+        assert.deepEqual(await store.pixels.getPixel(acct.id, made[0]!.id), {
+          ...made[0],
+          status: 'paused',
+          updatedAt: at(50),
+        });
+        assert.equal(await store.pixels.updatePixel('acct_other', made[0]!.id, () => null), null);
+      });
+    });
+
+    describe('events', () => {
+      it('round-trips every field exactly, key order of custom_data included', async () => {
+        const { acct, px } = await setup();
+        const e = event(px);
+        assert.equal(await store.events.insertEvent(e, []), 'inserted');
+        const sparse = event(px, {
+          value: null,
+          currency: null,
+          url: null,
+          title: null,
+          userData: null,
+          customData: null,
+          timestamp: at(-1),
+        });
+        assert.equal(await store.events.insertEvent(sparse, []), 'inserted');
+        const { events } = await store.events.listEvents({
+          accountId: acct.id,
+          pixelId: px.id,
+          limit: 10,
+          offset: 0,
+        });
+        assert.deepEqual(events, [e, sparse]);
+        assert.equal(JSON.stringify(events[0]?.customData), JSON.stringify(e.customData));
+      });
+
+      it('keeps the first of two events with one event_id and emits nothing for the second', async () => {
+        const { acct, px } = await setup();
+        const hook = await subscribe(acct.id);
+        const first = event(px, { eventId: 'order-1', value: 1 });
+        const second = event(px, { eventId: 'order-1', value: 2 });
+        assert.equal(await store.events.insertEvent(first, [tracked(first)]), 'inserted');
+        assert.equal(await store.events.insertEvent(second, [tracked(second)]), 'duplicate');
+        // The same event_id on another pixel is another event.
+        const { px: other } = await setup();
+        assert.equal(
+          await store.events.insertEvent(event(other, { eventId: 'order-1' }), []),
+          'inserted',
+        );
+        const { events, total } = await store.events.listEvents({
+          accountId: acct.id,
+          pixelId: px.id,
+          limit: 10,
+          offset: 0,
+        });
+        assert.equal(total, 1);
+        assert.equal(events[0]?.value, 1);
+        const claimed = (await claim(store, 'w', at(60_000))).filter(
+          (d) => d.endpoint.id === hook.id,
+        );
+        assert.equal(claimed.length, 1);
+      });
+
+      it('stores exactly one of 50 concurrent inserts with the same event_id', async () => {
+        const { acct, px } = await setup();
+        const hook = await subscribe(acct.id);
+        const attempts = Array.from({ length: 50 }, (_, i) =>
+          event(px, { eventId: 'same', value: i }),
+        );
+        // Unrelated events in the same burst must not be affected by the duplicates.
+        const others = Array.from({ length: 20 }, (_, i) => event(px, { eventId: `other-${i}` }));
+        const outcomes = await Promise.all(
+          [...attempts, ...others].map((e) => store.events.insertEvent(e, [tracked(e)])),
+        );
+        assert.equal(outcomes.slice(0, 50).filter((o) => o === 'inserted').length, 1);
+        assert.deepEqual(outcomes.slice(50), Array(20).fill('inserted'));
+        const listed = await store.events.listEvents({
+          accountId: acct.id,
+          pixelId: px.id,
+          limit: 100,
+          offset: 0,
+        });
+        assert.equal(listed.total, 21);
+        const winner = attempts[outcomes.indexOf('inserted')]!;
+        assert.equal(listed.events.find((e) => e.eventId === 'same')?.value, winner.value);
+        const claimed = (await claim(store, 'w', at(60_000))).filter(
+          (d) => d.endpoint.id === hook.id,
+        );
+        assert.equal(claimed.length, 21, 'one message per stored event, none for duplicates');
+      });
+
+      it('filters by name and inclusive time bounds, newest first then latest arrival, with totals and pages', async () => {
+        const { acct, px } = await setup();
+        const rows = [
+          event(px, { eventId: 'a', eventName: 'Lead', timestamp: at(0) }),
+          event(px, { eventId: 'b', eventName: 'Purchase', timestamp: at(1000) }),
+          event(px, { eventId: 'c', eventName: 'Lead', timestamp: at(1000) }),
+          event(px, { eventId: 'd', eventName: 'Lead', timestamp: at(2000) }),
+          event(px, { eventId: 'e', eventName: 'Purchase', timestamp: at(3000) }),
+        ];
+        // One after the other: arrival order is the tie-breaker for b and c.
+        for (const e of rows) await store.events.insertEvent(e, []);
+        const ids = async (q: Partial<Parameters<Store['events']['listEvents']>[0]>) => {
+          const r = await store.events.listEvents({
+            accountId: acct.id,
+            pixelId: px.id,
+            limit: 50,
+            offset: 0,
+            ...q,
+          });
+          return { ids: r.events.map((e) => e.eventId).join(''), total: r.total };
+        };
+        assert.deepEqual(await ids({}), { ids: 'edcba', total: 5 });
+        assert.deepEqual(await ids({ eventName: 'Lead' }), { ids: 'dca', total: 3 });
+        assert.deepEqual(await ids({ from: at(1000), to: at(2000) }), { ids: 'dcb', total: 3 });
+        assert.deepEqual(await ids({ eventName: 'Lead', from: at(1000), to: at(2000) }), {
+          ids: 'dc',
+          total: 2,
+        });
+        assert.deepEqual(await ids({ limit: 2, offset: 2 }), { ids: 'cb', total: 5 });
+        assert.deepEqual(await ids({ offset: 10 }), { ids: '', total: 5 });
+        assert.deepEqual(await ids({ eventName: 'Nope' }), { ids: '', total: 0 });
+        assert.deepEqual(await ids({ accountId: 'acct_other' }), { ids: '', total: 0 });
+      });
+    });
+
+    describe('webhook outbox and delivery queue', () => {
+      it('writes one delivery per subscribed, enabled endpoint in the same transaction', async () => {
+        const { acct, px } = await setup();
+        const wanted = await subscribe(acct.id, ['event.tracked']);
+        const unrelated = await subscribe(acct.id, ['pixel.updated']);
+        const off = endpoint(acct.id, { enabled: false });
+        await store.webhooks.createEndpoint(off);
+        const e = event(px);
+        await store.events.insertEvent(e, [tracked(e)]);
+        const claimed = (await claim(store, 'w', at(60_000))).filter((d) =>
+          [wanted.id, unrelated.id, off.id].includes(d.endpoint.id),
+        );
+        assert.equal(claimed.length, 1);
+        const [d] = claimed;
+        assert.equal(d?.endpoint.id, wanted.id);
+        assert.deepEqual(d?.endpoint, wanted);
+        assert.equal(d?.attempt, 1);
+        assert.deepEqual(d?.createdAt, e.receivedAt);
+        const body = JSON.parse(d!.body);
+        assert.deepEqual(body, {
+          id: d?.messageId,
+          event: 'event.tracked',
+          data: { event_id: e.eventId },
+          webhook_id: wanted.id,
+          timestamp: e.receivedAt.toISOString(),
+        });
+      });
+
+      it('gives a due delivery to exactly one of two concurrent claimers', async () => {
+        const { acct, px } = await setup();
+        const hooks = [await subscribe(acct.id), await subscribe(acct.id)];
+        const mine = new Set(hooks.map((h) => h.id));
+        for (let i = 0; i < 30; i++) {
+          const e = event(px);
+          await store.events.insertEvent(e, [tracked(e)]);
+        }
+        const now = at(60_000);
+        const [a, b] = await Promise.all([
+          claim(store, 'worker-a', now),
+          claim(store, 'worker-b', now),
+        ]);
+        const keys = [...a!, ...b!]
+          .filter((d) => mine.has(d.endpoint.id))
+          .map((d) => `${d.messageId}/${d.endpoint.id}`);
+        assert.equal(keys.length, 60, 'every delivery claimed');
+        assert.equal(new Set(keys).size, 60, 'none claimed twice');
+        // While the leases hold nobody gets them again; once they lapse, someone can.
+        assert.equal(
+          (await claim(store, 'worker-c', at(61_000))).filter((d) => mine.has(d.endpoint.id))
+            .length,
+          0,
+        );
+        const again = (await claim(store, 'worker-c', at(91_000))).filter((d) =>
+          mine.has(d.endpoint.id),
+        );
+        assert.equal(again.length, 60);
+        assert.ok(again.every((d) => d.attempt === 2));
+      });
+
+      it('caps claims per endpoint and skips busy endpoints', async () => {
+        const { acct, px } = await setup();
+        const [x, y] = [await subscribe(acct.id), await subscribe(acct.id)];
+        for (let i = 0; i < 5; i++) {
+          const e = event(px);
+          await store.events.insertEvent(e, [tracked(e)]);
+        }
+        const options = { now: at(60_000), limit: 100, leaseMs: 30_000, owner: 'w' };
+        const others = (
+          await store.webhooks.claimDue({
+            ...options,
+            perEndpoint: 100,
+            busy: [x!.id, y!.id],
+          })
+        ).length;
+        // Everything else due in this store is now leased: what follows sees only x and y.
+        assert.ok(others >= 0);
+        const capped = await store.webhooks.claimDue({ ...options, perEndpoint: 2, busy: [y!.id] });
+        assert.deepEqual(
+          capped.map((d) => d.endpoint.id),
+          [x!.id, x!.id],
+        );
+      });
+
+      it('lets only the lease owner decide what happens next', async () => {
+        const { acct, px } = await setup();
+        const hook = await subscribe(acct.id);
+        const e = event(px);
+        await store.events.insertEvent(e, [tracked(e)]);
+        const mineOnly = (ds: ClaimedDelivery[]) => ds.filter((d) => d.endpoint.id === hook.id);
+        const [first] = mineOnly(await claim(store, 'slow', at(60_000)));
+        assert.ok(first);
+        // The lease lapses; another worker takes over.
+        const [second] = mineOnly(await claim(store, 'fast', at(100_000)));
+        assert.equal(second?.attempt, 2);
+        // The slow worker finishes late: the queue is not touched (its attempt was already
+        // logged as interrupted when the lease was taken over).
+        await store.webhooks.recordAttempt(first, 'slow', succeeded(), at(100_001));
+        await store.webhooks.recordAttempt(
+          second!,
+          'fast',
+          {
+            status: 'failed',
+            responseStatusCode: 500,
+            durationMs: 3,
+            error: 'HTTP 500',
+            responseBody: 'boom',
+            outcome: { kind: 'retry', at: at(200_000) },
+          },
+          at(100_002),
+        );
+        assert.equal(mineOnly(await claim(store, 'x', at(199_999))).length, 0);
+        const log = await store.webhooks.listAttempts(acct.id, hook.id, { limit: 10, offset: 0 });
+        assert.equal(log.total, 2);
+        assert.deepEqual(
+          log.attempts.map((a) => [a.attempt, a.status, a.responseStatusCode, a.error]),
+          [
+            [2, 'failed', 500, 'HTTP 500'],
+            [1, 'failed', null, 'Interrupted: the worker stopped before the attempt finished'],
+          ],
+        );
+        const [third] = mineOnly(await claim(store, 'x', at(200_000)));
+        assert.equal(third?.attempt, 3);
+        assert.equal(third?.body, first.body, 'every attempt sends the same bytes');
+        assert.deepEqual(
+          (await store.webhooks.getEndpoint(acct.id, hook.id))?.failingSince,
+          at(100_002),
+        );
+      });
+
+      it('marks an attempt cut short by a dead worker as failed when the delivery is claimed again', async () => {
+        const { acct, px } = await setup();
+        const hook = await subscribe(acct.id);
+        const e = event(px);
+        await store.events.insertEvent(e, [tracked(e)]);
+        await claim(store, 'dead', at(60_000));
+        await claim(store, 'alive', at(100_000));
+        const log = await store.webhooks.listAttempts(acct.id, hook.id, { limit: 10, offset: 0 });
+        assert.deepEqual(
+          log.attempts.map((a) => a.status),
+          ['pending', 'failed'],
+        );
+        assert.match(log.attempts[1]?.error ?? '', /^Interrupted/);
+      });
+
+      it('retries a delivery by hand, due at once, only for the endpoint that had it', async () => {
+        const { acct, px } = await setup();
+        const hook = await subscribe(acct.id);
+        const e = event(px);
+        await store.events.insertEvent(e, [tracked(e)]);
+        const [d] = (await claim(store, 'w', at(60_000))).filter((x) => x.endpoint.id === hook.id);
+        await store.webhooks.recordAttempt(
+          d!,
+          'w',
+          { ...succeeded(), status: 'failed', outcome: { kind: 'failed' } },
+          at(60_001),
+        );
+        const mine = async (now: Date) =>
+          (await claim(store, 'w', now)).filter((x) => x.endpoint.id === hook.id);
+        assert.equal((await mine(at(10_000_000))).length, 0, 'failed for good');
+        assert.equal(
+          await store.webhooks.retryDelivery(acct.id, hook.id, 'msg_nope', at(1)),
+          false,
+        );
+        assert.equal(
+          await store.webhooks.retryDelivery('acct_other', hook.id, d!.messageId, at(1)),
+          false,
+        );
+        assert.equal(
+          await store.webhooks.retryDelivery(acct.id, hook.id, d!.messageId, at(70_000)),
+          true,
+        );
+        const [retried] = await mine(at(70_000));
+        assert.equal(retried?.messageId, d!.messageId);
+        assert.equal(retried?.attempt, 2);
+      });
+
+      it('cancels pending deliveries of a deleted endpoint', async () => {
+        const { acct, px } = await setup();
+        const hook = await subscribe(acct.id);
+        const e = event(px);
+        await store.events.insertEvent(e, [tracked(e)]);
+        assert.equal(await store.webhooks.deleteEndpoint(acct.id, hook.id, at(1)), true);
+        assert.equal(await store.webhooks.deleteEndpoint(acct.id, hook.id, at(2)), false);
+        assert.equal(await store.webhooks.getEndpoint(acct.id, hook.id), null);
+        const claimed = await claim(store, 'w', at(60_000));
+        assert.ok(claimed.every((d) => d.endpoint.id !== hook.id));
+      });
+
+      it('addresses a test send to one endpoint whatever its filter', async () => {
+        const { acct } = await setup();
+        const hook = await subscribe(acct.id, ['pixel.created']);
+        const id = await store.webhooks.enqueueFor(hook.id, {
+          accountId: acct.id,
+          type: 'event.tracked',
+          data: { sample: true },
+          occurredAt: at(7),
+        });
+        assert.match(id, /^msg_/);
+        const [d] = (await claim(store, 'w', at(60_000))).filter((x) => x.endpoint.id === hook.id);
+        assert.equal(d?.messageId, id);
+        assert.equal(d?.eventType, 'event.tracked');
+      });
+    });
+  });
+}
+
+/** nextDueAt looks at the whole queue, so it gets a store of its own per adapter. */
+for (const kind of await testStores()) {
+  describe(`storage contract: next due time [${kind.name}]`, () => {
+    let store: Store;
+    before(async () => {
+      store = await kind.open();
+    });
+    after(async () => {
+      await store.close();
+    });
+
+    it('is null on an empty queue, then the earliest pending delivery of an enabled endpoint', async () => {
+      assert.equal(await store.webhooks.nextDueAt(), null);
+      const acct = account();
+      await store.accounts.createAccount(acct, null);
+      const live = endpoint(acct.id, { events: ['pixel.created'] });
+      await store.webhooks.createEndpoint(live);
+      const created = (p: Pixel, occurredAt: Date): WebhookEvent[] => [
+        { accountId: acct.id, type: 'pixel.created', data: { id: p.id }, occurredAt },
+      ];
+      const p1 = pixel(acct.id);
+      const p2 = pixel(acct.id);
+      await store.pixels.createPixel(p1, null, created(p1, at(5_000)));
+      await store.pixels.createPixel(p2, null, created(p2, at(3_000)));
+      assert.deepEqual(await store.webhooks.nextDueAt(), at(3_000));
+      await store.webhooks.updateEndpoint(acct.id, live.id, (e) => ({
+        next: { ...e, enabled: false },
+        emit: [],
+      }));
+      assert.equal(await store.webhooks.nextDueAt(), null, 'disabled endpoints are not due');
+    });
+  });
+}
