@@ -1,4 +1,7 @@
 /** Redis for the suites that need a real one. */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { type AddressInfo, createServer } from 'node:net';
 import type { Redis } from 'ioredis';
 import { connectRedis } from '../src/rate-limit/redis.ts';
 
@@ -28,4 +31,63 @@ export async function testRedis(): Promise<Redis | undefined> {
     process.emitWarning(`${message}: skipping the Redis rate-limiter tests`);
     return undefined;
   }
+}
+
+export interface RedisServer {
+  port: number;
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** A free TCP port on loopback (bound, read, released). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+/**
+ * A throwaway redis-server this test owns (no persistence), so it can be killed and brought
+ * back on the same port to show an outage. Resolves once it accepts connections.
+ */
+export async function startRedisServer(port?: number): Promise<RedisServer> {
+  const chosen = port ?? (await freePort());
+  const child = spawn(
+    'redis-server',
+    ['--port', String(chosen), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`redis-server did not start:\n${output}`)),
+      10_000,
+    );
+    child.stdout!.on('data', (d) => {
+      output += d;
+      if (output.includes('Ready to accept connections')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`redis-server exited with ${code}:\n${output}`));
+    });
+  });
+  return {
+    port: chosen,
+    url: `redis://127.0.0.1:${chosen}`,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = once(child, 'exit');
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
 }
