@@ -1,0 +1,81 @@
+/**
+ * What rate limiting costs on the hot path: POST /v1/track throughput of the same server build
+ * with limits off (TRACKWAY_RATE_LIMITS=off, benchmarks only), with the in-process limiter (the
+ * default), and with the Redis limiter (REDIS_URL, a throwaway local redis-server), loaded the
+ * same way in one run. Each configuration gets a fresh SQLite file and an enterprise account
+ * with custom limits it never reaches, so every request is counted and none is refused.
+ * Prints req/s, p50/p99 and each configuration's ratio to limits-off (target overhead < 10 %).
+ *
+ *   npm run bench:ratelimit -- [--seconds 10] [--connections 100]
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { startRedisServer } from '../test/redis.ts';
+import {
+  type LoadResult,
+  load,
+  purchaseEvent,
+  saveResult,
+  startBenchService,
+  table,
+} from './lib.ts';
+
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '100' },
+  },
+});
+const seconds = Number(values.seconds);
+const connections = Number(values.connections);
+
+async function measure(dir: string, name: string, env: Record<string, string>) {
+  const service = await startBenchService(`sqlite:${join(dir, `${name}.db`)}`, env);
+  try {
+    const url = `${service.running.url}/v1/track`;
+    const body = (i: number) => purchaseEvent(service.pixelId, i);
+    // A short warm-up so the JIT and SQLite page cache are in the same state for every run.
+    await load({ url, headers: service.headers, body, seconds: 2, connections });
+    return await load({ url, headers: service.headers, body, seconds, connections });
+  } finally {
+    await service.running.stop();
+  }
+}
+
+async function main() {
+  const dir = mkdtempSync(join(tmpdir(), 'trackway-bench-rl-'));
+  const redis = await startRedisServer();
+  try {
+    const runs: Array<[string, LoadResult]> = [];
+    runs.push(['limits off', await measure(dir, 'off', { TRACKWAY_RATE_LIMITS: 'off' })]);
+    runs.push(['in-process limiter', await measure(dir, 'memory', {})]);
+    runs.push(['Redis limiter', await measure(dir, 'redis', { REDIS_URL: redis.url })]);
+    const off = runs[0]![1].requestsPerSecond;
+    const rows = runs.map(([server, r]) => ({
+      'POST /v1/track': server,
+      'req/s': r.requestsPerSecond,
+      'p50 ms': r.p50,
+      'p99 ms': r.p99,
+      'non-2xx': r.non2xx,
+      errors: r.errors,
+      'ratio to off': (r.requestsPerSecond / off).toFixed(3),
+      overhead: `${((1 - r.requestsPerSecond / off) * 100).toFixed(1)} %`,
+    }));
+    console.log(
+      `\nPOST /v1/track, ${connections} connections, ${seconds} s each (after 2 s warm-up)\n`,
+    );
+    console.log(table(rows));
+    console.log(`\nresults: ${saveResult('rate-limit', { seconds, connections, rows })}`);
+    if (runs.some(([, r]) => r.non2xx > 0 || r.errors > 0)) {
+      console.error('\nnon-2xx responses or errors: the figures are not valid');
+      process.exitCode = 1;
+    }
+  } finally {
+    await redis.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
