@@ -50,6 +50,7 @@ declare module 'ioredis' {
 export function connectRedis(url: string): Redis {
   const redis = new Redis(url, {
     enableOfflineQueue: false,
+    enableAutoPipelining: true,
     autoResendUnfulfilledCommands: false,
     maxRetriesPerRequest: 0,
     connectTimeout: 1_000,
