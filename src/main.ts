@@ -11,7 +11,7 @@ import { buildApp } from './http/app.ts';
 import { createLogger } from './logger.ts';
 import { FailOpenRateLimiter } from './rate-limit/fail-open.ts';
 import { MemoryRateLimiter } from './rate-limit/memory.ts';
-import { connectRedis, RedisRateLimiter } from './rate-limit/redis.ts';
+import { connectRedis, RedisRateLimiter, redisReady } from './rate-limit/redis.ts';
 import { openStore } from './storage/index.ts';
 
 export interface RunningServer {
@@ -77,17 +77,21 @@ export function startWorker(config: Config, store: Store, logger: Logger): Runni
  * In memory without Redis; with Redis, shared and exact across instances, falling back to memory
  * while Redis is unreachable. `null` only when limits are switched off (benchmarks).
  */
-export function createRateLimiter(config: Config, logger: Logger): RateLimiter | null {
+export async function createRateLimiter(
+  config: Config,
+  logger: Logger,
+): Promise<RateLimiter | null> {
   if (!config.rateLimits) {
     logger.warn('TRACKWAY_RATE_LIMITS=off: requests are not rate limited (benchmarks only)');
     return null;
   }
   if (config.redisUrl === undefined) return new MemoryRateLimiter();
-  return new FailOpenRateLimiter(
-    new RedisRateLimiter(connectRedis(config.redisUrl)),
-    new MemoryRateLimiter(),
-    logger,
-  );
+  const redis = connectRedis(config.redisUrl);
+  // Start even when Redis is not there (fail open), but give it a moment first.
+  if (!(await redisReady(redis, 2_000))) {
+    logger.warn('Redis not reachable at start: rate limits are per instance until it answers');
+  }
+  return new FailOpenRateLimiter(new RedisRateLimiter(redis), new MemoryRateLimiter(), logger);
 }
 
 export async function startServer(
@@ -100,7 +104,7 @@ export async function startServer(
   await store.migrate();
   await firstRun(config, store, out);
   const worker = config.worker ? startWorker(config, store, logger) : undefined;
-  const rateLimiter = createRateLimiter(config, logger);
+  const rateLimiter = await createRateLimiter(config, logger);
   const app = await buildApp({
     store,
     clock: systemClock,

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { type AddressInfo, createServer } from 'node:net';
 import type { Redis } from 'ioredis';
-import { connectRedis } from '../src/rate-limit/redis.ts';
+import { connectRedis, redisReady } from '../src/rate-limit/redis.ts';
 
 export const TEST_REDIS_URL = process.env['TEST_REDIS_URL'] || 'redis://127.0.0.1:6379';
 
@@ -14,14 +14,7 @@ export const TEST_REDIS_URL = process.env['TEST_REDIS_URL'] || 'redis://127.0.0.
 export async function testRedis(): Promise<Redis | undefined> {
   const redis = connectRedis(TEST_REDIS_URL);
   try {
-    await new Promise<void>((resolve, reject) => {
-      if (redis.status === 'ready') return resolve();
-      const timer = setTimeout(() => reject(new Error('no answer within 2 s')), 2_000);
-      redis.once('ready', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
+    if (!(await redisReady(redis, 2_000))) throw new Error('no answer within 2 s');
     await redis.ping();
     return redis;
   } catch (error) {

@@ -63,6 +63,25 @@ export function connectRedis(url: string): Redis {
   return redis;
 }
 
+/**
+ * Resolves `true` once the connection is ready, `false` after `ms` without it. Startup waits
+ * this long so the first requests are counted in Redis rather than needlessly falling back.
+ */
+export function redisReady(redis: Redis, ms: number): Promise<boolean> {
+  if (redis.status === 'ready') return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      redis.off('ready', onReady);
+      resolve(false);
+    }, ms);
+    const onReady = () => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    redis.once('ready', onReady);
+  });
+}
+
 export class RedisRateLimiter implements RateLimiter {
   readonly #redis: Redis;
   readonly #prefix: string;
