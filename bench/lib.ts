@@ -1,7 +1,8 @@
 /** Shared pieces of the benchmarks: processes, load generation, measurements, output. */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 
 export interface Running {
@@ -122,3 +123,77 @@ export function saveResult(name: string, data: unknown): string {
   );
   return file.pathname;
 }
+
+const BIN = fileURLToPath(new URL('../bin/trackway.js', import.meta.url));
+
+export interface BenchService {
+  running: Running;
+  headers: Record<string, string>;
+  pixelId: string;
+}
+
+/**
+ * `trackway serve` on a fresh SQLite file with `env` on top, its first-run account made an
+ * enterprise account with custom limits no benchmark reaches (contract §2): every check still
+ * runs, nothing is refused. Returns the key's headers and a new pixel.
+ */
+export async function startBenchService(
+  databaseUrl: string,
+  env: Record<string, string> = {},
+): Promise<BenchService> {
+  const base = { DATABASE_URL: databaseUrl, PORT: '0', LOG_LEVEL: 'warn' };
+  const running = await startProcess(
+    process.execPath,
+    [BIN, 'serve'],
+    { ...base, ...env },
+    /Trackway is listening on (\S+)/,
+  );
+  const key = /^ {2}(tw_live_\w+)$/m.exec(running.output())![1]!;
+  const accountId = /created account (acct_\w+)/.exec(running.output())![1]!;
+  const plan = spawnSync(
+    process.execPath,
+    [
+      BIN,
+      'plans',
+      'set',
+      '--account',
+      accountId,
+      '--plan',
+      'enterprise',
+      '--requests-per-minute',
+      '1000000000',
+      '--daily-limit',
+      '1000000000000',
+    ],
+    { env: { ...process.env, ...base }, encoding: 'utf8' },
+  );
+  if (plan.status !== 0) throw new Error(`plans set failed: ${plan.stderr}`);
+  const headers = { authorization: `Bearer ${key}` };
+  const res = await fetch(`${running.url}/v1/pixels`, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'Bench', domain: 'bench.example.com' }),
+  });
+  if (res.status !== 201) throw new Error(`pixel create failed: ${res.status} ${await res.text()}`);
+  const pixelId = ((await res.json()) as { id: string }).id;
+  return { running, headers, pixelId };
+}
+
+/** A ~430-byte Purchase, like the events the issue measured with; a new event_id each time. */
+export const purchaseEvent = (pixelId: string, i: number) =>
+  JSON.stringify({
+    pixel_id: pixelId,
+    event_name: 'Purchase',
+    event_id: `bench-${process.pid}-${Date.now()}-${i}`,
+    value: 49.99,
+    currency: 'USD',
+    timestamp: new Date().toISOString(),
+    url: 'https://shop.example.com/checkout/complete?order=1001',
+    user_data: {
+      email: 'jane.doe@example.com',
+      phone: '+16505550199',
+      first_name: 'Jane',
+      country: 'US',
+    },
+    custom_data: { order_id: 'order-1001', items: 3, coupon: 'WELCOME10' },
+  });

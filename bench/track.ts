@@ -10,7 +10,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { load, peakRssMb, saveResult, startProcess, table } from './lib.ts';
+import {
+  load,
+  peakRssMb,
+  purchaseEvent,
+  saveResult,
+  startBenchService,
+  startProcess,
+  table,
+} from './lib.ts';
 
 const { values } = parseArgs({
   options: {
@@ -20,65 +28,35 @@ const { values } = parseArgs({
 });
 const seconds = Number(values.seconds);
 const connections = Number(values.connections);
-const BIN = fileURLToPath(new URL('../bin/trackway.js', import.meta.url));
 const BASELINE = fileURLToPath(new URL('./baseline-server.mjs', import.meta.url));
-
-/** A ~430-byte Purchase, like the events the issue measured with; a new event_id each time. */
-const event = (pixelId: string, i: number) =>
-  JSON.stringify({
-    pixel_id: pixelId,
-    event_name: 'Purchase',
-    event_id: `bench-${process.pid}-${i}`,
-    value: 49.99,
-    currency: 'USD',
-    timestamp: new Date().toISOString(),
-    url: 'https://shop.example.com/checkout/complete?order=1001',
-    user_data: {
-      email: 'jane.doe@example.com',
-      phone: '+16505550199',
-      first_name: 'Jane',
-      country: 'US',
-    },
-    custom_data: { order_id: 'order-1001', items: 3, coupon: 'WELCOME10' },
-  });
 
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'trackway-bench-'));
-  const env = { DATABASE_URL: `sqlite:${join(dir, 'bench.db')}`, PORT: '0', LOG_LEVEL: 'warn' };
+  const env = { DATABASE_URL: `sqlite:${join(dir, 'bench.db')}` };
   try {
     const baseline = await startProcess(process.execPath, [BASELINE], {}, /listening on (\S+)/);
     const base = await load({
       url: `${baseline.url}/v1/track`,
-      body: (i) => event('px_bench', i),
+      body: (i) => purchaseEvent('px_bench', i),
       seconds,
       connections,
     });
     const baseRss = peakRssMb(baseline.child.pid!);
     await baseline.stop();
 
-    const service = await startProcess(
-      process.execPath,
-      [BIN, 'serve'],
-      env,
-      /Trackway is listening on (\S+)/,
-    );
-    const key = /^ {2}(tw_live_\w+)$/m.exec(service.output())![1]!;
-    const headers = { authorization: `Bearer ${key}` };
-    const res = await fetch(`${service.url}/v1/pixels`, {
-      method: 'POST',
-      headers: { ...headers, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'Bench', domain: 'bench.example.com' }),
-    });
-    const pixelId = ((await res.json()) as { id: string }).id;
+    // An enterprise account with custom limits it never reaches: rate limiting runs, refuses
+    // nothing (a pro account's 500/min would turn the run into 429s).
+    const service = await startBenchService(env.DATABASE_URL);
+    const { headers, pixelId } = service;
     const svc = await load({
-      url: `${service.url}/v1/track`,
+      url: `${service.running.url}/v1/track`,
       headers,
-      body: (i) => event(pixelId, i),
+      body: (i) => purchaseEvent(pixelId, i),
       seconds,
       connections,
     });
-    const svcRss = peakRssMb(service.child.pid!);
-    await service.stop();
+    const svcRss = peakRssMb(service.running.child.pid!);
+    await service.running.stop();
 
     const rows = [
       {

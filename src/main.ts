@@ -6,9 +6,12 @@ import { type Config, loadConfig } from './config.ts';
 import { createSender } from './delivery/sender.ts';
 import { DeliveryWorker } from './delivery/worker.ts';
 import { createAccount } from './domain/accounts/accounts.ts';
-import { type Store, systemClock } from './domain/ports.ts';
+import { type RateLimiter, type Store, systemClock } from './domain/ports.ts';
 import { buildApp } from './http/app.ts';
 import { createLogger } from './logger.ts';
+import { FailOpenRateLimiter } from './rate-limit/fail-open.ts';
+import { MemoryRateLimiter } from './rate-limit/memory.ts';
+import { connectRedis, RedisRateLimiter, redisReady } from './rate-limit/redis.ts';
 import { openStore } from './storage/index.ts';
 
 export interface RunningServer {
@@ -70,6 +73,27 @@ export function startWorker(config: Config, store: Store, logger: Logger): Runni
   };
 }
 
+/**
+ * In memory without Redis; with Redis, shared and exact across instances, falling back to memory
+ * while Redis is unreachable. `null` only when limits are switched off (benchmarks).
+ */
+export async function createRateLimiter(
+  config: Config,
+  logger: Logger,
+): Promise<RateLimiter | null> {
+  if (!config.rateLimits) {
+    logger.warn('TRACKWAY_RATE_LIMITS=off: requests are not rate limited (benchmarks only)');
+    return null;
+  }
+  if (config.redisUrl === undefined) return new MemoryRateLimiter();
+  const redis = connectRedis(config.redisUrl);
+  // Start even when Redis is not there (fail open), but give it a moment first.
+  if (!(await redisReady(redis, 2_000))) {
+    logger.warn('Redis not reachable at start: rate limits are per instance until it answers');
+  }
+  return new FailOpenRateLimiter(new RedisRateLimiter(redis), new MemoryRateLimiter(), logger);
+}
+
 export async function startServer(
   config: Config = loadConfig(),
   options: { logger?: Logger; out?: (line: string) => void } = {},
@@ -80,11 +104,13 @@ export async function startServer(
   await store.migrate();
   await firstRun(config, store, out);
   const worker = config.worker ? startWorker(config, store, logger) : undefined;
+  const rateLimiter = await createRateLimiter(config, logger);
   const app = await buildApp({
     store,
     clock: systemClock,
     config,
     logger,
+    rateLimiter,
     ...(worker && { onOutboxWrite: worker.wake }),
   });
   const address = await app.listen({ port: config.port, host: config.host });
@@ -99,6 +125,7 @@ export async function startServer(
       closing ??= (async () => {
         await app.close();
         await worker?.stop();
+        await rateLimiter?.close();
         await store.close();
       })();
       return closing;

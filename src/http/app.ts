@@ -13,10 +13,11 @@ import sjson from 'secure-json-parse';
 import type { Config } from '../config.ts';
 import { TrackwayError } from '../domain/errors.ts';
 import type { Account } from '../domain/model.ts';
-import type { Clock, Store } from '../domain/ports.ts';
+import type { Clock, RateLimiter, Store } from '../domain/ports.ts';
 import { compileValidator } from '../domain/validation.ts';
 import { authenticateRequest } from './auth.ts';
 import { handleError, MAX_BODY_BYTES } from './errors.ts';
+import { limitAccount, limitAuthFailure } from './rate-limit.ts';
 import { registerListEvents } from './routes/events.list.ts';
 import { registerHealthRoutes } from './routes/health.ts';
 import { registerCreatePixel } from './routes/pixels.create.ts';
@@ -39,6 +40,8 @@ export interface AppDeps {
   clock: Clock;
   config: Pick<Config, 'trustProxy' | 'webhookAllowPrivate' | 'webhookAllowHttp'>;
   logger: FastifyBaseLogger;
+  /** Counts requests per account and failed authentications per IP; `null` turns limits off. */
+  rateLimiter: RateLimiter | null;
   /** Wakes the delivery worker after a commit that wrote webhook messages. */
   onOutboxWrite?: () => void;
 }
@@ -169,8 +172,19 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   await app.register(async (v1) => {
-    v1.addHook('onRequest', async (request) => {
-      request.account = await authenticateRequest(deps.store, request.headers.authorization);
+    const limiter = deps.rateLimiter;
+    v1.addHook('onRequest', async (request, reply) => {
+      const now = deps.clock.now();
+      try {
+        request.account = await authenticateRequest(deps.store, request.headers.authorization);
+      } catch (error) {
+        if (limiter && error instanceof TrackwayError && error.code === 'unauthorized') {
+          throw await limitAuthFailure(limiter, request.ip, now, error);
+        }
+        throw error;
+      }
+      // After authentication (and its 403s): only a live, entitled account has quotas.
+      if (limiter) await limitAccount(limiter, request.account, now, reply);
     });
     registerTrack(v1, deps);
     registerListPixels(v1, deps);

@@ -3,7 +3,7 @@
  * `error` name. Bodies are always `{ error, message }`, plus `field` when one field is at fault.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { type ErrorCode, TrackwayError } from '../domain/errors.ts';
+import { type ErrorCode, RateLimitedError, TrackwayError } from '../domain/errors.ts';
 
 export const MAX_BODY_BYTES = 32_768;
 
@@ -31,6 +31,7 @@ export function errorBody(error: TrackwayError): { status: number; body: ErrorBo
   const { status, error: name } = CATALOGUE[error.code];
   const body: ErrorBody = { error: name, message: error.message };
   if (error.field !== undefined) body.field = error.field;
+  if (error instanceof RateLimitedError) body.retry_after = error.retryAfter;
   return { status, body };
 }
 
@@ -69,5 +70,6 @@ export function handleError(error: unknown, request: FastifyRequest, reply: Fast
     request.log.error({ err: error }, 'unhandled error');
   }
   const { status, body } = errorBody(mapped);
+  if (body.retry_after !== undefined) reply.header('retry-after', body.retry_after);
   return reply.code(status).send(body);
 }
