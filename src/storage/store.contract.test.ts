@@ -373,12 +373,13 @@ for (const kind of await testStores()) {
         assert.equal(d?.attempt, 1);
         assert.deepEqual(d?.createdAt, e.receivedAt);
         const body = JSON.parse(d!.body);
+        // Contract §6: the payload's timestamp is when the message was first sent.
         assert.deepEqual(body, {
           id: d?.messageId,
           event: 'event.tracked',
           data: { event_id: e.eventId },
           webhook_id: wanted.id,
-          timestamp: e.receivedAt.toISOString(),
+          timestamp: at(60_000).toISOString(),
         });
       });
 

@@ -31,9 +31,11 @@ interface DueRow {
   message_id: string;
   endpoint_id: string;
   attempts: number;
-  body: string;
-  first_sent_at: number;
+  /** Null until the first attempt is claimed. */
+  body: string | null;
   event_type: string;
+  data: string;
+  created_at: number;
 }
 
 interface AttemptRow {
@@ -117,22 +119,15 @@ export function outboxWriter(db: SqliteDatabase): {
     'INSERT INTO webhook_messages (id, account_id, event_type, data, created_at) VALUES (?, ?, ?, ?, ?)',
   );
   const delivery = db.prepare(
-    `INSERT INTO webhook_deliveries (message_id, endpoint_id, account_id, status, attempts, next_attempt_at, body, first_sent_at)
-     VALUES (?, ?, ?, 'pending', 0, ?, ?, ?)`,
+    `INSERT INTO webhook_deliveries (message_id, endpoint_id, account_id, status, attempts, next_attempt_at)
+     VALUES (?, ?, ?, 'pending', 0, ?)`,
   );
   const writeMessage = (event: WebhookEvent, targets: string[]): string => {
     const id = newMessageId();
     const at = event.occurredAt.getTime();
     message.run(id, event.accountId, event.type, JSON.stringify(event.data), at);
     for (const target of targets) {
-      delivery.run(
-        id,
-        target,
-        event.accountId,
-        at,
-        webhookBody(id, target, event, event.occurredAt),
-        at,
-      );
+      delivery.run(id, target, event.accountId, at);
     }
     return id;
   };
@@ -311,7 +306,7 @@ export class SqliteWebhookStore implements WebhookStore {
           .pluck()
           .all(busy) as string[];
         const dueFor = this.db.prepare(
-          `SELECT d.message_id, d.endpoint_id, d.attempts, d.body, d.first_sent_at, m.event_type
+          `SELECT d.message_id, d.endpoint_id, d.attempts, d.body, m.event_type, m.data, m.created_at
              FROM webhook_deliveries d JOIN webhook_messages m ON m.id = d.message_id
             WHERE d.endpoint_id = @endpoint AND d.status = 'pending' AND d.next_attempt_at <= @now
               AND (d.lease_until IS NULL OR d.lease_until < @now)
@@ -325,7 +320,8 @@ export class SqliteWebhookStore implements WebhookStore {
         }
         if (due.length === 0) return [];
         const lease = this.db.prepare(
-          `UPDATE webhook_deliveries SET lease_until = ?, lease_owner = ?, attempts = attempts + 1
+          `UPDATE webhook_deliveries SET lease_until = ?, lease_owner = ?, attempts = attempts + 1,
+              body = ?, first_sent_at = COALESCE(first_sent_at, ?)
             WHERE message_id = ? AND endpoint_id = ?`,
         );
         // An attempt still 'pending' here was cut short (its worker died): say so.
@@ -339,7 +335,23 @@ export class SqliteWebhookStore implements WebhookStore {
         );
         const endpoints = new Map<string, WebhookEndpoint>();
         return due.map((row) => {
-          lease.run(now + options.leaseMs, options.owner, row.message_id, row.endpoint_id);
+          const body =
+            row.body ??
+            webhookBody(
+              row.message_id,
+              row.endpoint_id,
+              row.event_type as WebhookEventType,
+              JSON.parse(row.data),
+              new Date(now),
+            );
+          lease.run(
+            now + options.leaseMs,
+            options.owner,
+            body,
+            now,
+            row.message_id,
+            row.endpoint_id,
+          );
           interrupted.run(row.message_id, row.endpoint_id);
           attempt.run(row.message_id, row.endpoint_id, row.attempts + 1, now, row.endpoint_id);
           let endpoint = endpoints.get(row.endpoint_id);
@@ -354,9 +366,9 @@ export class SqliteWebhookStore implements WebhookStore {
             messageId: row.message_id,
             endpoint,
             eventType: row.event_type as WebhookEventType,
-            body: row.body,
+            body,
             attempt: row.attempts + 1,
-            createdAt: new Date(row.first_sent_at),
+            createdAt: new Date(row.created_at),
           };
         });
       })
