@@ -8,6 +8,8 @@ import { DeliveryWorker } from './delivery/worker.ts';
 import { createAccount } from './domain/accounts/accounts.ts';
 import { type RateLimiter, type Store, systemClock } from './domain/ports.ts';
 import { buildApp } from './http/app.ts';
+import type { Metrics } from './http/metrics.ts';
+import { createMetrics } from './http/metrics.ts';
 import { createLogger } from './logger.ts';
 import { FailOpenRateLimiter } from './rate-limit/fail-open.ts';
 import { MemoryRateLimiter } from './rate-limit/memory.ts';
@@ -51,7 +53,12 @@ export interface RunningWorker {
 }
 
 /** The delivery worker with its HTTP client; stopping it waits for attempts in flight. */
-export function startWorker(config: Config, store: Store, logger: Logger): RunningWorker {
+export function startWorker(
+  config: Config,
+  store: Store,
+  logger: Logger,
+  metrics?: Metrics,
+): RunningWorker {
   const sender = createSender({
     allowPrivate: config.webhookAllowPrivate,
     allowHttp: config.webhookAllowHttp,
@@ -62,6 +69,7 @@ export function startWorker(config: Config, store: Store, logger: Logger): Runni
     sender,
     logger,
     schedule: config.webhookRetrySchedule,
+    ...(metrics && { metrics }),
   });
   worker.start();
   return {
@@ -103,9 +111,11 @@ export async function startServer(
   const store = await openStore(config.databaseUrl, { poolSize: config.databasePoolSize });
   await store.migrate();
   await firstRun(config, store, out);
-  const worker = config.worker ? startWorker(config, store, logger) : undefined;
+  const metrics = createMetrics();
+  const worker = config.worker ? startWorker(config, store, logger, metrics) : undefined;
   const rateLimiter = await createRateLimiter(config, logger);
   const app = await buildApp({
+    metrics,
     store,
     clock: systemClock,
     config,

@@ -17,6 +17,7 @@ import type { Clock, RateLimiter, Store } from '../domain/ports.ts';
 import { compileValidator } from '../domain/validation.ts';
 import { authenticateRequest } from './auth.ts';
 import { handleError, MAX_BODY_BYTES } from './errors.ts';
+import { createMetrics, type Metrics } from './metrics.ts';
 import { limitAccount, limitAuthFailure } from './rate-limit.ts';
 import { registerListEvents } from './routes/events.list.ts';
 import { registerHealthRoutes } from './routes/health.ts';
@@ -44,6 +45,8 @@ export interface AppDeps {
   rateLimiter: RateLimiter | null;
   /** Wakes the delivery worker after a commit that wrote webhook messages. */
   onOutboxWrite?: () => void;
+  /** The process's metrics (shared with the delivery worker); a fresh set when left out. */
+  metrics?: Metrics;
 }
 
 export type App = FastifyInstance<
@@ -81,7 +84,9 @@ function parseJson(body: string): unknown {
   }
 }
 
-export async function buildApp(deps: AppDeps): Promise<App> {
+export async function buildApp(given: AppDeps): Promise<App> {
+  const metrics = given.metrics ?? createMetrics();
+  const deps: AppDeps = { ...given, metrics };
   const app = Fastify({
     loggerInstance: deps.logger,
     // No per-request info logs: they halve throughput. Errors and slow requests are logged.
@@ -136,6 +141,15 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     reply.header('x-request-id', request.id);
   });
   app.addHook('onResponse', async (request, reply) => {
+    // Route templates only (never the raw URL, which carries ids), so label sets stay small.
+    const route = request.routeOptions.url ?? 'unmatched';
+    metrics.httpRequests.observe(
+      { method: request.method, route, status: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
+    if (reply.statusCode === 429) {
+      metrics.rateLimited.inc({ scope: request.account ? 'account' : 'failed_auth' });
+    }
     if (reply.elapsedTime > SLOW_REQUEST_MS) {
       request.log.warn(
         {
@@ -169,6 +183,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
   registerHealthRoutes(app, deps);
+  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+    reply.type(metrics.registry.contentType);
+    return metrics.registry.metrics();
+  });
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   await app.register(async (v1) => {
