@@ -26,9 +26,13 @@ export interface RunningServer {
  * `pro` account and print its key (once; only its hash is kept). PostgreSQL deployments are set
  * up deliberately with the CLI instead.
  */
-async function firstRun(config: Config, store: Store, out: (line: string) => void): Promise<void> {
-  if (!config.databaseUrl.startsWith('sqlite:')) return;
-  if ((await store.accounts.countAccounts()) > 0) return;
+async function firstRun(
+  config: Config,
+  store: Store,
+  out: (line: string) => void,
+): Promise<string | null> {
+  if (!config.databaseUrl.startsWith('sqlite:')) return null;
+  if ((await store.accounts.countAccounts()) > 0) return null;
   const { account, apiKey } = await createAccount(
     { store, clock: systemClock },
     { name: 'Default account', plan: 'pro' },
@@ -39,10 +43,15 @@ async function firstRun(config: Config, store: Store, out: (line: string) => voi
   out('');
   out(`  ${apiKey}`);
   out('');
+  return apiKey;
+}
+
+/** Printed once listening, so the address is the real one (PORT=0 picks a free port). */
+function tryIt(apiKey: string, address: string, out: (line: string) => void): void {
   out('Try it:');
   out(`  export TRACKWAY_API_KEY=${apiKey}`);
   out(
-    `  curl -s -X POST http://${config.host}:${config.port}/v1/pixels -H "Authorization: Bearer $TRACKWAY_API_KEY" -H 'Content-Type: application/json' -d '{"name":"My shop","domain":"shop.example.com"}'`,
+    `  curl -s -X POST ${address}/v1/pixels -H "Authorization: Bearer $TRACKWAY_API_KEY" -H 'Content-Type: application/json' -d '{"name":"My shop","domain":"shop.example.com"}'`,
   );
   out('');
 }
@@ -110,7 +119,8 @@ export async function startServer(
   const out = options.out ?? ((line: string) => process.stdout.write(`${line}\n`));
   const store = await openStore(config.databaseUrl, { poolSize: config.databasePoolSize });
   await store.migrate();
-  await firstRun(config, store, out);
+  // The key is printed before listening: if the port is taken, it is not lost with the process.
+  const firstKey = await firstRun(config, store, out);
   const metrics = createMetrics();
   const worker = config.worker ? startWorker(config, store, logger, metrics) : undefined;
   const rateLimiter = await createRateLimiter(config, logger);
@@ -125,6 +135,7 @@ export async function startServer(
   });
   const address = await app.listen({ port: config.port, host: config.host });
   logger.info({ address, database: config.databaseUrl.split(':')[0] }, 'trackway listening');
+  if (firstKey) tryIt(firstKey, address, out);
   out(`Trackway is listening on ${address}`);
   let closing: Promise<void> | undefined;
   return {
