@@ -25,7 +25,7 @@ import { startRedisServer } from '../test/redis.ts';
 import {
   type LoadResult,
   load,
-  purchaseEvent,
+  purchaseTemplate,
   saveResult,
   startBenchService,
   table,
@@ -72,12 +72,12 @@ async function measure(dir: string, name: string, env: Record<string, string>) {
   const service = await startBenchService(`sqlite:${join(dir, `${name}.db`)}`, env);
   try {
     const url = `${service.running.url}/v1/track`;
-    const body = (i: number) => purchaseEvent(service.pixelId, i);
+    const template = purchaseTemplate(service.pixelId);
     // A short warm-up so the JIT and SQLite page cache are in the same state for every run.
-    await load({ url, headers: service.headers, body, seconds: 2, connections });
-    return await load({ url, headers: service.headers, body, seconds, connections });
+    await load({ url, headers: service.headers, template, seconds: 2, connections });
+    return await load({ url, headers: service.headers, template, seconds, connections });
   } finally {
-    await service.running.stop();
+    await service.stop();
   }
 }
 
