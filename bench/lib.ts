@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import pg from 'pg';
 
 export interface Running {
   child: ChildProcess;
@@ -244,6 +245,24 @@ export function saveResult(name: string, data: unknown): string {
     `${JSON.stringify({ at: new Date().toISOString(), ...(data as object) }, null, 2)}\n`,
   );
   return file.pathname;
+}
+
+const PG_URL = process.env['BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+/** A fresh PostgreSQL schema at BENCH_DATABASE_URL for `run`, dropped afterwards. */
+export async function withSchema<T>(run: (databaseUrl: string) => Promise<T>): Promise<T> {
+  const schema = `bench_${process.pid}_${Date.now()}`;
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE SCHEMA ${schema}`);
+    const url = new URL(PG_URL);
+    url.searchParams.set('schema', schema);
+    return await run(url.toString());
+  } finally {
+    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await admin.end();
+  }
 }
 
 const BIN = fileURLToPath(new URL('../bin/trackway.js', import.meta.url));

@@ -24,7 +24,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import {
   type BenchService,
   type LoadResult,
@@ -36,6 +35,7 @@ import {
   startBenchService,
   startProcess,
   table,
+  withSchema,
 } from './lib.ts';
 
 const MODES = ['sqlite', 'postgres', 'postgres-redis', 'cluster'] as const;
@@ -55,7 +55,6 @@ for (const mode of modes) {
   if (!MODES.includes(mode)) throw new Error(`unknown mode ${mode}; modes: ${MODES.join(', ')}`);
 }
 const BASELINE = fileURLToPath(new URL('./baseline-server.mjs', import.meta.url));
-const PG_URL = process.env['BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env['BENCH_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 
 interface Row {
@@ -66,21 +65,6 @@ interface Row {
   'peak RSS MB': string;
   'non-2xx': number;
   ratio: string;
-}
-
-async function withSchema<T>(run: (databaseUrl: string) => Promise<T>): Promise<T> {
-  const schema = `bench_${process.pid}_${Date.now()}`;
-  const admin = new pg.Client({ connectionString: PG_URL });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE SCHEMA ${schema}`);
-    const url = new URL(PG_URL);
-    url.searchParams.set('schema', schema);
-    return await run(url.toString());
-  } finally {
-    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await admin.end();
-  }
 }
 
 async function measure(service: BenchService): Promise<{ result: LoadResult; rss: string }> {

@@ -10,7 +10,8 @@
  *    drained by one standalone `trackway worker` process to `--endpoints` endpoints on the
  *    receiver; deliveries per second from the first arrival to the last.
  *
- *   npm run bench:webhooks -- [--events 2000] [--rate 200] [--backlog 20000] [--endpoints 4]
+ *   npm run bench:webhooks -- [--store sqlite|postgres] [--events 2000] [--rate 200]
+ *                             [--backlog 20000] [--endpoints 4]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,7 +20,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startReceiver } from '../test/receiver.ts';
-import { percentile, saveResult, startBenchService, startProcess, table } from './lib.ts';
+import {
+  percentile,
+  saveResult,
+  startBenchService,
+  startProcess,
+  table,
+  withSchema,
+} from './lib.ts';
 
 const { values } = parseArgs({
   options: {
@@ -27,14 +35,13 @@ const { values } = parseArgs({
     rate: { type: 'string', default: '200' },
     backlog: { type: 'string', default: '20000' },
     endpoints: { type: 'string', default: '4' },
+    store: { type: 'string', default: 'sqlite' },
   },
 });
 const BIN = fileURLToPath(new URL('../bin/trackway.js', import.meta.url));
 
-async function main() {
-  const dir = mkdtempSync(join(tmpdir(), 'trackway-bench-wh-'));
+async function main(databaseUrl: string) {
   const receiver = await startReceiver();
-  const databaseUrl = `sqlite:${join(dir, 'bench.db')}`;
   const env = {
     TRACKWAY_WEBHOOK_ALLOW_PRIVATE: 'true',
     TRACKWAY_WEBHOOK_ALLOW_HTTP: 'true',
@@ -60,6 +67,7 @@ async function main() {
     const endpointBody = { url: receiver.url, events: ['event.tracked'] };
     await post('/v1/webhooks', endpointBody);
     const sentAt = new Map<string, number>();
+    const ackMs: number[] = [];
     const started = performance.now();
     const inflight: Promise<unknown>[] = [];
     for (let i = 0; i < events; i++) {
@@ -68,8 +76,13 @@ async function main() {
       if (wait > 0) await sleep(wait);
       const eventId = `lat-${i}`;
       sentAt.set(eventId, Date.now());
+      const sent = performance.now();
       inflight.push(
-        post('/v1/track', { pixel_id: service.pixelId, event_name: 'Lead', event_id: eventId }),
+        post('/v1/track', {
+          pixel_id: service.pixelId,
+          event_name: 'Lead',
+          event_id: eventId,
+        }).then(() => ackMs.push(performance.now() - sent)),
       );
     }
     await Promise.all(inflight);
@@ -134,6 +147,16 @@ async function main() {
       },
       { measure: 'commit-to-receipt p99 (ms)', value: percentile(latencies, 99), target: '' },
       {
+        measure: 'POST /v1/track answered, p50 (ms)',
+        value: Math.round(
+          percentile(
+            ackMs.sort((a, b) => a - b),
+            50,
+          ),
+        ),
+        target: '',
+      },
+      {
         measure: `deliveries/s (${expected} waiting, ${endpoints} endpoints, one worker)`,
         value: Math.round((expected - 1) / seconds),
         target: '≥ 2000',
@@ -148,12 +171,21 @@ async function main() {
       `\nWebhooks to a local receiver (SQLite; worker boot + drain ${Math.round(startupMs)} ms)\n`,
     );
     console.log(table(rows));
-    console.log(`\nresults: ${saveResult('webhooks', { events, rate, backlog, endpoints, rows })}`);
+    const name = values.store === 'sqlite' ? 'webhooks' : `webhooks-${values.store}`;
+    console.log(`\nresults: ${saveResult(name, { events, rate, backlog, endpoints, rows })}`);
   } finally {
     for (const p of processes) await p.stop();
     await receiver.close();
-    rmSync(dir, { recursive: true, force: true });
   }
 }
 
-await main();
+if (values.store === 'postgres') {
+  await withSchema(main);
+} else {
+  const dir = mkdtempSync(join(tmpdir(), 'trackway-bench-wh-'));
+  try {
+    await main(`sqlite:${join(dir, 'bench.db')}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

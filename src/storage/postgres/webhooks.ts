@@ -298,6 +298,10 @@ export class PostgresWebhookStore implements WebhookStore {
   }): Promise<ClaimedDelivery[]> {
     const { now } = options;
     return inTransaction(this.pool, async (db) => {
+      // A claim need not survive a crash: a lost lease only makes the delivery claimable
+      // again, which must happen after a crash anyway (delivery is at least once). So the
+      // claim does not wait for its WAL flush.
+      await db.query('SET LOCAL synchronous_commit = off');
       // Each enabled endpoint's oldest due deliveries, up to the cap, through one index seek
       // per endpoint (LATERAL) instead of ranking the whole backlog, so a claim costs the same
       // however much is waiting; endpoints in random order so none is always served last.
