@@ -11,6 +11,7 @@ import type { TSchema } from '@sinclair/typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import sjson from 'secure-json-parse';
 import type { Config } from '../config.ts';
+import { ApiKeyCache } from '../domain/accounts/key-cache.ts';
 import { TrackwayError } from '../domain/errors.ts';
 import type { Account } from '../domain/model.ts';
 import type { Clock, Store } from '../domain/ports.ts';
@@ -168,9 +169,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerHealthRoutes(app, deps);
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
+  // Key lookups are reused for at most 1 s (the contract's bound for plan changes).
+  const keys = new ApiKeyCache(deps.store.accounts, deps.clock);
   await app.register(async (v1) => {
     v1.addHook('onRequest', async (request) => {
-      request.account = await authenticateRequest(deps.store, request.headers.authorization);
+      request.account = await authenticateRequest(keys, request.headers.authorization);
     });
     registerTrack(v1, deps);
     registerListPixels(v1, deps);
