@@ -24,6 +24,7 @@ import { registerCreatePixel } from './routes/pixels.create.ts';
 import { registerGetPixel } from './routes/pixels.get.ts';
 import { registerListPixels } from './routes/pixels.list.ts';
 import { registerUpdatePixel } from './routes/pixels.update.ts';
+import { registerTrackBatch } from './routes/track.batch.post.ts';
 import { registerTrack } from './routes/track.post.ts';
 import { registerCreateWebhook } from './routes/webhooks.create.ts';
 import { registerDeleteWebhook } from './routes/webhooks.delete.ts';
@@ -176,6 +177,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       request.account = await authenticateRequest(keys, request.headers.authorization);
     });
     registerTrack(v1, deps);
+    registerTrackBatch(v1, deps);
     registerListPixels(v1, deps);
     registerCreatePixel(v1, deps);
     registerGetPixel(v1, deps);
