@@ -17,6 +17,7 @@ import type { Account } from '../domain/model.ts';
 import type { Clock, Store } from '../domain/ports.ts';
 import { compileValidator } from '../domain/validation.ts';
 import { authenticateRequest } from './auth.ts';
+import { decodeBody } from './content-encoding.ts';
 import { handleError, MAX_BODY_BYTES } from './errors.ts';
 import { registerListEvents } from './routes/events.list.ts';
 import { registerHealthRoutes } from './routes/health.ts';
@@ -122,6 +123,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       done(error as Error, undefined);
     }
   });
+
+  // gzip bodies are decoded before the JSON parser, under the route's size limit.
+  app.addHook('preParsing', async (request, _reply, payload) => decodeBody(request, payload));
 
   app.setErrorHandler(handleError);
   app.setNotFoundHandler((request, reply) =>
