@@ -76,12 +76,26 @@ export interface EventQuery extends Page {
   to?: Date;
 }
 
+export type InsertOutcome = 'inserted' | 'duplicate';
+
+/** An event to store with the webhook messages it causes if it is new. */
+export interface NewEvent {
+  event: TrackedEvent;
+  emit: WebhookEvent[];
+}
+
 export interface EventStore {
   /**
    * Commits the event (and its webhook messages) durably before resolving. `duplicate` when
    * `(pixelId, eventId)` is already stored: the first event wins and nothing is emitted.
    */
-  insertEvent(event: TrackedEvent, emit: WebhookEvent[]): Promise<'inserted' | 'duplicate'>;
+  insertEvent(event: TrackedEvent, emit: WebhookEvent[]): Promise<InsertOutcome>;
+  /**
+   * Commits all the events in one transaction (a batch request is one commit), with the same
+   * rules as insertEvent; within the list the first of equal `(pixelId, eventId)` wins. Results
+   * are in order; an event the database refuses is `rejected` alone, its neighbours are stored.
+   */
+  insertEvents(events: NewEvent[]): Promise<PromiseSettledResult<InsertOutcome>[]>;
   /** Newest first: `timestamp` desc, then arrival desc. `total` counts every match. */
   listEvents(query: EventQuery): Promise<{ events: TrackedEvent[]; total: number }>;
 }

@@ -11,11 +11,13 @@ import type { TSchema } from '@sinclair/typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import sjson from 'secure-json-parse';
 import type { Config } from '../config.ts';
+import { ApiKeyCache } from '../domain/accounts/key-cache.ts';
 import { TrackwayError } from '../domain/errors.ts';
 import type { Account } from '../domain/model.ts';
 import type { Clock, RateLimiter, Store } from '../domain/ports.ts';
 import { compileValidator } from '../domain/validation.ts';
 import { authenticateRequest } from './auth.ts';
+import { decodeBody } from './content-encoding.ts';
 import { handleError, MAX_BODY_BYTES } from './errors.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { limitAccount, limitAuthFailure } from './rate-limit.ts';
@@ -25,6 +27,7 @@ import { registerCreatePixel } from './routes/pixels.create.ts';
 import { registerGetPixel } from './routes/pixels.get.ts';
 import { registerListPixels } from './routes/pixels.list.ts';
 import { registerUpdatePixel } from './routes/pixels.update.ts';
+import { registerTrackBatch } from './routes/track.batch.post.ts';
 import { registerTrack } from './routes/track.post.ts';
 import { registerCreateWebhook } from './routes/webhooks.create.ts';
 import { registerDeleteWebhook } from './routes/webhooks.delete.ts';
@@ -129,6 +132,9 @@ export async function buildApp(given: AppDeps): Promise<App> {
     }
   });
 
+  // gzip bodies are decoded before the JSON parser, under the route's size limit.
+  app.addHook('preParsing', async (request, _reply, payload) => decodeBody(request, payload));
+
   app.setErrorHandler(handleError);
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send({
@@ -189,12 +195,14 @@ export async function buildApp(given: AppDeps): Promise<App> {
   });
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
+  // Key lookups are reused for at most 1 s (the contract's bound for plan changes).
+  const keys = new ApiKeyCache(deps.store.accounts, deps.clock);
   await app.register(async (v1) => {
     const limiter = deps.rateLimiter;
     v1.addHook('onRequest', async (request, reply) => {
       const now = deps.clock.now();
       try {
-        request.account = await authenticateRequest(deps.store, request.headers.authorization);
+        request.account = await authenticateRequest(keys, request.headers.authorization);
       } catch (error) {
         if (limiter && error instanceof TrackwayError && error.code === 'unauthorized') {
           throw await limitAuthFailure(limiter, request.ip, now, error);
@@ -205,6 +213,7 @@ export async function buildApp(given: AppDeps): Promise<App> {
       if (limiter) await limitAccount(limiter, request.account, now, reply);
     });
     registerTrack(v1, deps);
+    registerTrackBatch(v1, deps);
     registerListPixels(v1, deps);
     registerCreatePixel(v1, deps);
     registerGetPixel(v1, deps);

@@ -30,8 +30,12 @@ for (const kind of await testStores()) {
 
     const get = (owner: TestAccount | null, headers: Record<string, string> = {}) =>
       h.request(owner, { method: 'GET', url: '/v1/pixels', headers });
-    const plan = (owner: TestAccount, change: PlanChange) =>
-      setPlan({ store: h.store, clock: h.clock }, owner.account.id, change);
+    // A plan change reaches every instance within 1 s (contract §7: key lookups are cached
+    // that long), so the clock moves on by just over a second, inside the same minute.
+    const plan = async (owner: TestAccount, change: PlanChange) => {
+      await setPlan({ store: h.store, clock: h.clock }, owner.account.id, change);
+      h.clock.set(new Date(h.clock.now().getTime() + 1_001));
+    };
 
     it('puts the plan limits and the IETF fields on every authenticated response', async () => {
       const owner = await h.account('pro');
@@ -60,11 +64,12 @@ for (const kind of await testStores()) {
       for (let i = 0; i < 3; i++) assert.equal((await get(owner)).statusCode, 200);
       const refused = await get(owner);
       assert.equal(refused.statusCode, 429);
+      // 12:00:43.301 after the plan change: 16.7 s left in the minute → 17.
       assert.equal(
         refused.body,
-        '{"error":"Rate limit exceeded","message":"Too many requests. Please try again later.","retry_after":18}',
+        '{"error":"Rate limit exceeded","message":"Too many requests. Please try again later.","retry_after":17}',
       );
-      assert.equal(refused.headers['retry-after'], '18');
+      assert.equal(refused.headers['retry-after'], '17');
       assert.deepEqual(limitHeaders(refused), {
         limit: '3',
         remaining: '0',
