@@ -295,6 +295,8 @@ export async function startBenchService(
   databaseUrl: string,
   env: Record<string, string> = {},
   instances = 1,
+  /** Extra node flags for the servers, e.g. --cpu-prof to profile one. */
+  nodeArgs: string[] = [],
 ): Promise<BenchService> {
   const base = { DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', ...env };
   // Made before the server starts, so the SQLite first-run account is never created.
@@ -321,7 +323,7 @@ export async function startBenchService(
     running.push(
       await startProcess(
         process.execPath,
-        [BIN, 'serve'],
+        [...nodeArgs, BIN, 'serve'],
         { ...base, PORT: '0' },
         /Trackway is listening on (\S+)/,
       ),

@@ -97,12 +97,17 @@ export class DeliveryWorker {
     this.ticking = true;
     this.again = false;
     let claimed = 0;
+    let next: Date | null = null;
+    const now = this.options.clock.now();
     try {
+      // A cheap read first: most wake-ups (every commit) find nothing due for this worker,
+      // and a claim takes the write lock.
+      next = await this.options.store.nextDueAt();
       const capacity = this.concurrency - this.inflightTotal();
-      if (capacity > 0) {
+      if (capacity > 0 && next !== null && next <= now) {
         const busy = [...this.inflight].filter(([, n]) => n >= this.perEndpoint).map(([id]) => id);
         const batch = await this.options.store.claimDue({
-          now: this.options.clock.now(),
+          now,
           limit: capacity,
           perEndpoint: this.perEndpoint,
           busy,
@@ -119,20 +124,10 @@ export class DeliveryWorker {
     }
     if (this.stopped) return;
     if (claimed > 0 || this.again) return this.schedule(0);
-    await this.sleepUntilDue();
-  }
-
-  private async sleepUntilDue(): Promise<void> {
-    let delay = this.pollMs;
-    try {
-      const next = await this.options.store.nextDueAt();
-      if (next)
-        delay = Math.max(0, Math.min(delay, next.getTime() - this.options.clock.now().getTime()));
-    } catch {
-      // The fallback poll still runs; the claim will log if storage stays down.
-    }
-    if (!this.stopped && !this.again) this.schedule(delay);
-    else if (this.again) this.schedule(0);
+    // Nothing claimable now. Sleep until the next delivery comes due; if one is due already
+    // it is leased or its endpoint is at its cap, and the attempt ending will wake us.
+    const untilDue = next === null ? this.pollMs : next.getTime() - now.getTime();
+    this.schedule(untilDue > 0 ? Math.min(untilDue, this.pollMs) : this.pollMs);
   }
 
   private launch(delivery: ClaimedDelivery): void {

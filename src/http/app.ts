@@ -14,6 +14,7 @@ import type { Config } from '../config.ts';
 import { ApiKeyCache } from '../domain/accounts/key-cache.ts';
 import { TrackwayError } from '../domain/errors.ts';
 import type { Account } from '../domain/model.ts';
+import { withPixelCache } from '../domain/pixels/pixel-cache.ts';
 import type { Clock, RateLimiter, Store } from '../domain/ports.ts';
 import { compileValidator } from '../domain/validation.ts';
 import { authenticateRequest } from './auth.ts';
@@ -89,7 +90,12 @@ function parseJson(body: string): unknown {
 
 export async function buildApp(given: AppDeps): Promise<App> {
   const metrics = given.metrics ?? createMetrics();
-  const deps: AppDeps = { ...given, metrics };
+  const deps: AppDeps = {
+    ...given,
+    metrics,
+    // Every tracked event checks its pixel: reuse lookups for up to 1 s (pixel-cache.ts).
+    store: withPixelCache(given.store, given.clock),
+  };
   const app = Fastify({
     loggerInstance: deps.logger,
     // No per-request info logs: they halve throughput. Errors and slow requests are logged.

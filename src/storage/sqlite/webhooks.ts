@@ -1,3 +1,4 @@
+import type { Statement } from 'better-sqlite3';
 import { newMessageId } from '../../domain/ids.ts';
 import type {
   AttemptResult,
@@ -145,6 +146,17 @@ export function outboxWriter(db: SqliteDatabase): {
 export class SqliteWebhookStore implements WebhookStore {
   private readonly selectOne;
   private readonly update;
+  /** Statements prepared once, on first use (the worker runs these many times a second). */
+  private readonly statements = new Map<string, Statement>();
+  private statement(sql: string): Statement {
+    let prepared = this.statements.get(sql);
+    if (!prepared) {
+      prepared = this.db.prepare(sql);
+      this.statements.set(sql, prepared);
+    }
+    return prepared;
+  }
+
   private pendingRecords: Array<{
     delivery: ClaimedDelivery;
     owner: string;
@@ -171,23 +183,19 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   async createEndpoint(endpoint: WebhookEndpoint): Promise<void> {
-    this.db
-      .prepare(
-        `INSERT INTO webhook_endpoints (id, account_id, url, events, description, enabled, secret,
+    this.statement(
+      `INSERT INTO webhook_endpoints (id, account_id, url, events, description, enabled, secret,
            previous_secret, previous_secret_expires_at, failing_since, disabled_reason, created_at, updated_at)
          VALUES (@id, @accountId, @url, @events, @description, @enabled, @secret, @previousSecret,
            @previousSecretExpiresAt, @failingSince, @disabledReason, @createdAt, @updatedAt)`,
-      )
-      .run(endpointParams(endpoint));
+    ).run(endpointParams(endpoint));
   }
 
   async listEndpoints(accountId: string): Promise<WebhookEndpoint[]> {
     return (
-      this.db
-        .prepare(
-          'SELECT * FROM webhook_endpoints WHERE account_id = ? AND deleted_at IS NULL ORDER BY created_at, id',
-        )
-        .all(accountId) as EndpointRow[]
+      this.statement(
+        'SELECT * FROM webhook_endpoints WHERE account_id = ? AND deleted_at IS NULL ORDER BY created_at, id',
+      ).all(accountId) as EndpointRow[]
     ).map(toEndpoint);
   }
 
@@ -214,44 +222,37 @@ export class SqliteWebhookStore implements WebhookStore {
   async deleteEndpoint(accountId: string, endpointId: string, at: Date): Promise<boolean> {
     return this.db
       .transaction(() => {
-        const { changes } = this.db
-          .prepare(
-            'UPDATE webhook_endpoints SET deleted_at = ?, enabled = 0 WHERE account_id = ? AND id = ? AND deleted_at IS NULL',
-          )
-          .run(at.getTime(), accountId, endpointId);
+        const { changes } = this.statement(
+          'UPDATE webhook_endpoints SET deleted_at = ?, enabled = 0 WHERE account_id = ? AND id = ? AND deleted_at IS NULL',
+        ).run(at.getTime(), accountId, endpointId);
         if (changes === 0) return false;
-        this.db
-          .prepare(
-            "UPDATE webhook_deliveries SET status = 'canceled', next_attempt_at = NULL WHERE endpoint_id = ? AND status = 'pending'",
-          )
-          .run(endpointId);
+        this.statement(
+          "UPDATE webhook_deliveries SET status = 'canceled', next_attempt_at = NULL WHERE endpoint_id = ? AND status = 'pending'",
+        ).run(endpointId);
         return true;
       })
       .immediate();
   }
 
   async listAttempts(accountId: string, endpointId: string, page: Page) {
-    const rows = this.db
-      .prepare(
-        `SELECT a.*, m.event_type FROM webhook_attempts a JOIN webhook_messages m ON m.id = a.message_id
+    const rows = this.statement(
+      `SELECT a.*, m.event_type FROM webhook_attempts a JOIN webhook_messages m ON m.id = a.message_id
           WHERE a.account_id = ? AND a.endpoint_id = ?
           ORDER BY a.attempted_at DESC, a.id DESC LIMIT ? OFFSET ?`,
-      )
-      .all(accountId, endpointId, page.limit, page.offset) as AttemptRow[];
-    const total = this.db
-      .prepare('SELECT count(*) FROM webhook_attempts WHERE account_id = ? AND endpoint_id = ?')
+    ).all(accountId, endpointId, page.limit, page.offset) as AttemptRow[];
+    const total = this.statement(
+      'SELECT count(*) FROM webhook_attempts WHERE account_id = ? AND endpoint_id = ?',
+    )
       .pluck()
       .get(accountId, endpointId) as number;
     return { attempts: rows.map(toAttempt), total };
   }
 
   async retryDelivery(accountId: string, endpointId: string, messageId: string, at: Date) {
-    const { changes } = this.db
-      .prepare(
-        `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, lease_until = NULL, lease_owner = NULL
+    const { changes } = this.statement(
+      `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, lease_until = NULL, lease_owner = NULL
           WHERE account_id = ? AND endpoint_id = ? AND message_id = ? AND status <> 'canceled'`,
-      )
-      .run(at.getTime(), accountId, endpointId, messageId);
+    ).run(at.getTime(), accountId, endpointId, messageId);
     return changes > 0;
   }
 
@@ -296,16 +297,15 @@ export class SqliteWebhookStore implements WebhookStore {
         // messages waiting. Endpoints in random order so none is always served last. (Two
         // statements because SQLite has no LATERAL join; the planner otherwise scans every
         // delivery.)
-        const endpointIds = this.db
-          .prepare(
-            `SELECT id FROM webhook_endpoints
+        const endpointIds = this.statement(
+          `SELECT id FROM webhook_endpoints
               WHERE enabled = 1 AND deleted_at IS NULL
                 AND id NOT IN (SELECT value FROM json_each(?))
               ORDER BY random()`,
-          )
+        )
           .pluck()
           .all(busy) as string[];
-        const dueFor = this.db.prepare(
+        const dueFor = this.statement(
           `SELECT d.message_id, d.endpoint_id, d.attempts, d.body, m.event_type, m.data, m.created_at
              FROM webhook_deliveries d JOIN webhook_messages m ON m.id = d.message_id
             WHERE d.endpoint_id = @endpoint AND d.status = 'pending' AND d.next_attempt_at <= @now
@@ -319,17 +319,17 @@ export class SqliteWebhookStore implements WebhookStore {
           due.push(...(dueFor.all({ endpoint, now, take }) as DueRow[]));
         }
         if (due.length === 0) return [];
-        const lease = this.db.prepare(
+        const lease = this.statement(
           `UPDATE webhook_deliveries SET lease_until = ?, lease_owner = ?, attempts = attempts + 1,
               body = ?, first_sent_at = COALESCE(first_sent_at, ?)
             WHERE message_id = ? AND endpoint_id = ?`,
         );
         // An attempt still 'pending' here was cut short (its worker died): say so.
-        const interrupted = this.db.prepare(
+        const interrupted = this.statement(
           `UPDATE webhook_attempts SET status = 'failed', error = 'Interrupted: the worker stopped before the attempt finished'
             WHERE message_id = ? AND endpoint_id = ? AND status = 'pending'`,
         );
-        const attempt = this.db.prepare(
+        const attempt = this.statement(
           `INSERT INTO webhook_attempts (message_id, endpoint_id, account_id, attempt, status, attempted_at)
            SELECT ?, ?, account_id, ?, 'pending', ? FROM webhook_endpoints WHERE id = ?`,
         );
@@ -356,9 +356,9 @@ export class SqliteWebhookStore implements WebhookStore {
           attempt.run(row.message_id, row.endpoint_id, row.attempts + 1, now, row.endpoint_id);
           let endpoint = endpoints.get(row.endpoint_id);
           if (!endpoint) {
-            const e = this.db
-              .prepare('SELECT * FROM webhook_endpoints WHERE id = ?')
-              .get(row.endpoint_id) as EndpointRow;
+            const e = this.statement('SELECT * FROM webhook_endpoints WHERE id = ?').get(
+              row.endpoint_id,
+            ) as EndpointRow;
             endpoint = toEndpoint(e);
             endpoints.set(row.endpoint_id, endpoint);
           }
@@ -418,60 +418,53 @@ export class SqliteWebhookStore implements WebhookStore {
 
   private writeAttempt(delivery: ClaimedDelivery, owner: string, result: AttemptResult, at: Date) {
     // The attempt happened whatever became of the lease: log it.
-    this.db
-      .prepare(
-        `UPDATE webhook_attempts SET status = ?, response_status_code = ?, duration_ms = ?, error = ?, response_body = ?
+    this.statement(
+      `UPDATE webhook_attempts SET status = ?, response_status_code = ?, duration_ms = ?, error = ?, response_body = ?
           WHERE message_id = ? AND endpoint_id = ? AND attempt = ? AND status = 'pending'`,
-      )
-      .run(
-        result.status,
-        result.responseStatusCode,
-        result.durationMs,
-        result.error,
-        result.responseBody,
-        delivery.messageId,
-        delivery.endpoint.id,
-        delivery.attempt,
-      );
+    ).run(
+      result.status,
+      result.responseStatusCode,
+      result.durationMs,
+      result.error,
+      result.responseBody,
+      delivery.messageId,
+      delivery.endpoint.id,
+      delivery.attempt,
+    );
     // Only the lease holder decides what happens next: a manual retry or another worker
     // that took over an expired lease has already rescheduled the delivery.
-    const { changes } = this.db
-      .prepare(
-        `UPDATE webhook_deliveries SET status = ?, next_attempt_at = ?, lease_until = NULL, lease_owner = NULL
+    const { changes } = this.statement(
+      `UPDATE webhook_deliveries SET status = ?, next_attempt_at = ?, lease_until = NULL, lease_owner = NULL
           WHERE message_id = ? AND endpoint_id = ? AND lease_owner = ?`,
-      )
-      .run(
-        result.outcome.kind === 'retry' ? 'pending' : result.outcome.kind,
-        result.outcome.kind === 'retry' ? result.outcome.at.getTime() : null,
-        delivery.messageId,
-        delivery.endpoint.id,
-        owner,
-      );
+    ).run(
+      result.outcome.kind === 'retry' ? 'pending' : result.outcome.kind,
+      result.outcome.kind === 'retry' ? result.outcome.at.getTime() : null,
+      delivery.messageId,
+      delivery.endpoint.id,
+      owner,
+    );
     if (changes === 0) return;
     const failingSince = result.status === 'succeeded' ? null : at.getTime();
-    this.db
-      .prepare(
-        `UPDATE webhook_endpoints SET
+    this.statement(
+      `UPDATE webhook_endpoints SET
            failing_since = CASE WHEN ? IS NULL THEN NULL ELSE COALESCE(failing_since, ?) END,
            enabled = CASE WHEN ? IS NULL THEN enabled ELSE 0 END,
            disabled_reason = COALESCE(?, disabled_reason)
          WHERE id = ?`,
-      )
-      .run(
-        failingSince,
-        failingSince,
-        result.disableEndpoint ?? null,
-        result.disableEndpoint ?? null,
-        delivery.endpoint.id,
-      );
+    ).run(
+      failingSince,
+      failingSince,
+      result.disableEndpoint ?? null,
+      result.disableEndpoint ?? null,
+      delivery.endpoint.id,
+    );
   }
 
   async nextDueAt(): Promise<Date | null> {
-    const next = this.db
-      .prepare(
-        `SELECT min(d.next_attempt_at) FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+    const next = this.statement(
+      `SELECT min(d.next_attempt_at) FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
           WHERE d.status = 'pending' AND e.enabled = 1`,
-      )
+    )
       .pluck()
       .get() as number | null;
     return next === null ? null : new Date(next);

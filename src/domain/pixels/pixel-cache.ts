@@ -1,0 +1,41 @@
+import type { Pixel } from '../model.ts';
+import type { Clock, PixelStore, Store } from '../ports.ts';
+import { TtlCache } from '../ttl-cache.ts';
+
+/** Longest a pixel lookup is reused: a pause made on another instance applies within this. */
+export const PIXEL_CACHE_TTL_MS = 1_000;
+
+/**
+ * The store with pixel lookups reused for at most PIXEL_CACHE_TTL_MS: every tracked event
+ * checks its pixel, and a burst for one pixel should cost one read per second, not one each.
+ * Only found pixels are remembered (a pixel created a moment ago must be trackable at once),
+ * and an update made through this instance forgets the entry immediately.
+ */
+export function withPixelCache(store: Store, clock: Clock): Store {
+  const cache = new TtlCache<Pixel | null>(clock, PIXEL_CACHE_TTL_MS, {
+    keep: (pixel) => pixel !== null,
+  });
+  const key = (accountId: string, pixelId: string) => `${accountId}/${pixelId}`;
+  const pixels: PixelStore = {
+    createPixel: (pixel, quota, emit) => store.pixels.createPixel(pixel, quota, emit),
+    getPixel: (accountId, pixelId) =>
+      cache.get(key(accountId, pixelId), () => store.pixels.getPixel(accountId, pixelId)),
+    listPixels: (accountId, page) => store.pixels.listPixels(accountId, page),
+    async updatePixel(accountId, pixelId, change) {
+      try {
+        return await store.pixels.updatePixel(accountId, pixelId, change);
+      } finally {
+        cache.delete(key(accountId, pixelId));
+      }
+    },
+  };
+  return {
+    accounts: store.accounts,
+    pixels,
+    events: store.events,
+    webhooks: store.webhooks,
+    migrate: () => store.migrate(),
+    ping: () => store.ping(),
+    close: () => store.close(),
+  };
+}
