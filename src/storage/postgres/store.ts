@@ -314,6 +314,7 @@ export class PostgresStore implements Store {
   close(): Promise<void> {
     this.closed ??= (async () => {
       await this.events.flushed();
+      await this.webhooks.flushed();
       await this.pool.end();
     })();
     return this.closed;

@@ -10,6 +10,7 @@ import type {
 } from '../../domain/model.ts';
 import type { Change, Page, WebhookStore } from '../../domain/ports.ts';
 import { webhookBody } from '../../domain/webhooks/payload.ts';
+import { GroupCommit } from '../group-commit.ts';
 import { inTransaction } from './database.ts';
 
 /** Anything that can run a query: the pool, or one client inside a transaction. */
@@ -147,6 +148,13 @@ export async function writeOutbox(db: Queryable, events: WebhookEvent[]): Promis
     .map((event) => ({ event, targets: targets.get(`${event.accountId}\u0000${event.type}`) }))
     .filter((m): m is { event: WebhookEvent; targets: string[] } => m.targets !== undefined);
   await insertMessages(db, messages);
+}
+
+interface AttemptRecord {
+  delivery: ClaimedDelivery;
+  owner: string;
+  result: AttemptResult;
+  at: Date;
 }
 
 interface DueRow {
@@ -390,47 +398,81 @@ export class PostgresWebhookStore implements WebhookStore {
     });
   }
 
-  async recordAttempt(delivery: ClaimedDelivery, owner: string, result: AttemptResult, at: Date) {
-    await inTransaction(this.pool, async (db) => {
-      // The attempt happened whatever became of the lease: log it.
-      await db.query(
-        `UPDATE webhook_attempts SET status = $1, response_status_code = $2, duration_ms = $3, error = $4, response_body = $5
-          WHERE message_id = $6 AND endpoint_id = $7 AND attempt = $8 AND status = 'pending'`,
-        [
-          result.status,
-          result.responseStatusCode,
-          result.durationMs,
-          result.error,
-          result.responseBody,
-          delivery.messageId,
-          delivery.endpoint.id,
-          delivery.attempt,
-        ],
-      );
-      // Only the lease holder decides what happens next: a manual retry or another worker
-      // that took over an expired lease has already rescheduled the delivery.
-      const { rowCount } = await db.query(
-        `UPDATE webhook_deliveries SET status = $1, next_attempt_at = $2, lease_until = NULL, lease_owner = NULL
-          WHERE message_id = $3 AND endpoint_id = $4 AND lease_owner = $5`,
-        [
-          result.outcome.kind === 'retry' ? 'pending' : result.outcome.kind,
-          result.outcome.kind === 'retry' ? result.outcome.at : null,
-          delivery.messageId,
-          delivery.endpoint.id,
-          owner,
-        ],
-      );
-      if (rowCount === 0) return;
-      const failingSince = result.status === 'succeeded' ? null : at;
-      await db.query(
-        `UPDATE webhook_endpoints SET
-           failing_since = CASE WHEN $1::timestamptz IS NULL THEN NULL ELSE COALESCE(failing_since, $1) END,
-           enabled = CASE WHEN $2::text IS NULL THEN enabled ELSE false END,
-           disabled_reason = COALESCE($2, disabled_reason)
-         WHERE id = $3`,
-        [failingSince, result.disableEndpoint ?? null, delivery.endpoint.id],
-      );
-    });
+  /**
+   * Attempts finishing together are recorded in one transaction (one WAL flush instead of one
+   * each); a failing batch is retried row by row (GroupCommit).
+   */
+  private readonly records = new GroupCommit<AttemptRecord, void>(
+    (items) =>
+      inTransaction(this.pool, async (db) => {
+        // Rows locked in one order by every worker, so two batches cannot deadlock.
+        const ordered = [...items].sort(
+          (a, b) =>
+            a.delivery.endpoint.id.localeCompare(b.delivery.endpoint.id) ||
+            a.delivery.messageId.localeCompare(b.delivery.messageId),
+        );
+        for (const r of ordered) await this.writeAttempt(db, r);
+        return items.map(() => undefined);
+      }),
+    256,
+  );
+
+  recordAttempt(
+    delivery: ClaimedDelivery,
+    owner: string,
+    result: AttemptResult,
+    at: Date,
+  ): Promise<void> {
+    return this.records.one({ delivery, owner, result, at });
+  }
+
+  /** Resolves once every attempt handed to recordAttempt is committed (for close()). */
+  flushed(): Promise<void> {
+    return this.records.flushed();
+  }
+
+  private async writeAttempt(
+    db: Queryable,
+    { delivery, owner, result, at }: AttemptRecord,
+  ): Promise<void> {
+    // The attempt happened whatever became of the lease: log it.
+    await db.query(
+      `UPDATE webhook_attempts SET status = $1, response_status_code = $2, duration_ms = $3, error = $4, response_body = $5
+        WHERE message_id = $6 AND endpoint_id = $7 AND attempt = $8 AND status = 'pending'`,
+      [
+        result.status,
+        result.responseStatusCode,
+        result.durationMs,
+        result.error,
+        result.responseBody,
+        delivery.messageId,
+        delivery.endpoint.id,
+        delivery.attempt,
+      ],
+    );
+    // Only the lease holder decides what happens next: a manual retry or another worker
+    // that took over an expired lease has already rescheduled the delivery.
+    const { rowCount } = await db.query(
+      `UPDATE webhook_deliveries SET status = $1, next_attempt_at = $2, lease_until = NULL, lease_owner = NULL
+        WHERE message_id = $3 AND endpoint_id = $4 AND lease_owner = $5`,
+      [
+        result.outcome.kind === 'retry' ? 'pending' : result.outcome.kind,
+        result.outcome.kind === 'retry' ? result.outcome.at : null,
+        delivery.messageId,
+        delivery.endpoint.id,
+        owner,
+      ],
+    );
+    if (rowCount === 0) return;
+    const failingSince = result.status === 'succeeded' ? null : at;
+    await db.query(
+      `UPDATE webhook_endpoints SET
+         failing_since = CASE WHEN $1::timestamptz IS NULL THEN NULL ELSE COALESCE(failing_since, $1) END,
+         enabled = CASE WHEN $2::text IS NULL THEN enabled ELSE false END,
+         disabled_reason = COALESCE($2, disabled_reason)
+       WHERE id = $3`,
+      [failingSince, result.disableEndpoint ?? null, delivery.endpoint.id],
+    );
   }
 
   async nextDueAt(): Promise<Date | null> {

@@ -18,7 +18,6 @@ import type {
   Page,
   PixelStore,
   Store,
-  WebhookStore,
 } from '../../domain/ports.ts';
 import { GroupCommit } from '../group-commit.ts';
 import { migrateSqlite, openSqlite, type SqliteDatabase } from './database.ts';
@@ -394,7 +393,7 @@ export class SqliteStore implements Store {
   readonly accounts: AccountStore;
   readonly pixels: PixelStore;
   readonly events: SqliteEventStore;
-  readonly webhooks: WebhookStore;
+  readonly webhooks: SqliteWebhookStore;
 
   private constructor(readonly db: SqliteDatabase) {
     const outbox = outboxWriter(db);
@@ -423,6 +422,7 @@ export class SqliteStore implements Store {
   /** Commits what is queued (those callers are still answered), then closes the file. */
   async close(): Promise<void> {
     await this.events.flushed();
+    await this.webhooks.flushed();
     if (this.db.open) this.db.close();
   }
 }

@@ -10,6 +10,7 @@ import type {
 } from '../../domain/model.ts';
 import type { Change, Page, WebhookStore } from '../../domain/ports.ts';
 import { webhookBody } from '../../domain/webhooks/payload.ts';
+import { GroupCommit } from '../group-commit.ts';
 import type { SqliteDatabase } from './database.ts';
 
 interface EndpointRow {
@@ -26,6 +27,13 @@ interface EndpointRow {
   disabled_reason: string | null;
   created_at: number;
   updated_at: number;
+}
+
+interface AttemptRecord {
+  delivery: ClaimedDelivery;
+  owner: string;
+  result: AttemptResult;
+  at: Date;
 }
 
 interface DueRow {
@@ -156,15 +164,6 @@ export class SqliteWebhookStore implements WebhookStore {
     }
     return prepared;
   }
-
-  private pendingRecords: Array<{
-    delivery: ClaimedDelivery;
-    owner: string;
-    result: AttemptResult;
-    at: Date;
-    resolve: () => void;
-    reject: (error: unknown) => void;
-  }> = [];
 
   constructor(
     private readonly db: SqliteDatabase,
@@ -378,42 +377,31 @@ export class SqliteWebhookStore implements WebhookStore {
   /**
    * Attempts finishing together are recorded in one transaction (one fsync instead of one
    * each): the worker's throughput is bound by commits, not by the receiver. A failing batch is
-   * retried row by row so one bad record cannot fail its neighbours.
+   * retried row by row (GroupCommit) so one bad record cannot fail its neighbours.
    */
+  private readonly records = new GroupCommit<AttemptRecord, void>(
+    (items) =>
+      this.db
+        .transaction(() => {
+          for (const r of items) this.writeAttempt(r.delivery, r.owner, r.result, r.at);
+          return items.map(() => undefined);
+        })
+        .immediate(),
+    256,
+  );
+
   recordAttempt(
     delivery: ClaimedDelivery,
     owner: string,
     result: AttemptResult,
     at: Date,
   ): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.pendingRecords.push({ delivery, owner, result, at, resolve, reject });
-      if (this.pendingRecords.length === 1) setImmediate(() => this.flushRecords());
-    });
+    return this.records.one({ delivery, owner, result, at });
   }
 
-  private flushRecords(): void {
-    const batch = this.pendingRecords;
-    this.pendingRecords = [];
-    try {
-      this.db
-        .transaction(() => {
-          for (const r of batch) this.writeAttempt(r.delivery, r.owner, r.result, r.at);
-        })
-        .immediate();
-      for (const r of batch) r.resolve();
-    } catch {
-      for (const r of batch) {
-        try {
-          this.db
-            .transaction(() => this.writeAttempt(r.delivery, r.owner, r.result, r.at))
-            .immediate();
-          r.resolve();
-        } catch (error) {
-          r.reject(error);
-        }
-      }
-    }
+  /** Resolves once every attempt handed to recordAttempt is committed (for close()). */
+  flushed(): Promise<void> {
+    return this.records.flushed();
   }
 
   private writeAttempt(delivery: ClaimedDelivery, owner: string, result: AttemptResult, at: Date) {
