@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import fc from 'fast-check';
 import { testStores } from '../../test/harness.ts';
 import { newId } from '../domain/ids.ts';
 import type {
@@ -17,7 +18,7 @@ import type {
   WebhookEvent,
   WebhookEventType,
 } from '../domain/model.ts';
-import type { Store } from '../domain/ports.ts';
+import type { EventQuery, Store } from '../domain/ports.ts';
 
 const T0 = new Date('2026-03-01T12:00:00.123Z');
 const at = (offsetMs: number) => new Date(T0.getTime() + offsetMs);
@@ -94,6 +95,21 @@ const tracked = (e: TrackedEvent): WebhookEvent => ({
   data: { event_id: e.eventId },
   occurredAt: e.receivedAt,
 });
+
+const HOUR = 3_600_000;
+/** An hour boundary: buckets split here, so bounds near it exercise every edge case. */
+const H = Date.parse('2026-03-01T12:00:00.000Z');
+
+/** What `total` must be: a count over the events the store said it inserted. */
+const bruteForce = (stored: TrackedEvent[], q: Omit<EventQuery, 'limit' | 'offset'>) =>
+  stored.filter(
+    (e) =>
+      e.accountId === q.accountId &&
+      e.pixelId === q.pixelId &&
+      (q.eventName === undefined || e.eventName === q.eventName) &&
+      (q.from === undefined || e.timestamp.getTime() >= q.from.getTime()) &&
+      (q.to === undefined || e.timestamp.getTime() <= q.to.getTime()),
+  );
 
 const claim = (store: Store, owner: string, now: Date, extra: { limit?: number } = {}) =>
   store.webhooks.claimDue({
@@ -351,6 +367,152 @@ for (const kind of await testStores()) {
         assert.deepEqual(await ids({ offset: 10 }), { ids: '', total: 5 });
         assert.deepEqual(await ids({ eventName: 'Nope' }), { ids: '', total: 0 });
         assert.deepEqual(await ids({ accountId: 'acct_other' }), { ids: '', total: 0 });
+      });
+    });
+
+    describe('event totals', () => {
+      /** Inserts one after the other and keeps the events the store reports as inserted. */
+      const insertAll = async (events: TrackedEvent[]) => {
+        const stored: TrackedEvent[] = [];
+        for (const e of events) {
+          if ((await store.events.insertEvent(e, [])) === 'inserted') stored.push(e);
+        }
+        return stored;
+      };
+
+      /** Checks `total` and the page (every match fits in one) against the brute force. */
+      const check = async (stored: TrackedEvent[], q: Omit<EventQuery, 'limit' | 'offset'>) => {
+        const expected = bruteForce(stored, q);
+        const { events, total } = await store.events.listEvents({ ...q, limit: 100, offset: 0 });
+        const label = JSON.stringify(q);
+        assert.equal(total, expected.length, `total for ${label}`);
+        assert.deepEqual(
+          events.map((e) => e.eventId).sort(),
+          expected.map((e) => e.eventId).sort(),
+          `page for ${label}`,
+        );
+      };
+
+      it('is exact for every filter combination, bounds mid-hour and on hour boundaries', async () => {
+        const { acct, px } = await setup();
+        const ts = [
+          H - 2 * HOUR - 1, // two buckets back, last millisecond
+          H - HOUR,
+          H - 1,
+          H, // exactly on the boundary, three times: identical timestamps
+          H,
+          H,
+          H + 1,
+          H + HOUR / 2,
+          H + HOUR - 1,
+          H + HOUR,
+          H + 3 * HOUR + 17,
+          H + 30 * 24 * HOUR, // a month later
+          H - 400 * 24 * HOUR, // a year earlier
+        ];
+        const names = ['Lead', 'Purchase', 'PageView'];
+        const stored = await insertAll(
+          ts.map((t, i) =>
+            event(px, { eventId: `e${i}`, eventName: names[i % 3]!, timestamp: new Date(t) }),
+          ),
+        );
+        // Duplicates (another name and time, same event_id) are not stored and not counted.
+        const dups = await insertAll([
+          event(px, { eventId: 'e0', eventName: 'Lead', timestamp: new Date(H) }),
+          event(px, { eventId: 'e3', eventName: 'Other', timestamp: new Date(H + 5) }),
+        ]);
+        assert.deepEqual(dups, []);
+        // Another pixel of the same account in the same buckets must not leak in.
+        const other = pixel(acct.id);
+        await store.pixels.createPixel(other, null, []);
+        await insertAll([event(other, { eventId: 'x', timestamp: new Date(H) })]);
+
+        const points = [
+          undefined,
+          H - 2 * HOUR - 1,
+          H - HOUR - 1,
+          H - HOUR,
+          H - 1,
+          H,
+          H + 1,
+          H + HOUR / 2,
+          H + HOUR - 1,
+          H + HOUR,
+          H + HOUR + 1,
+          H + 5 * HOUR,
+        ];
+        for (const eventName of [undefined, 'Lead', 'Purchase', 'Nope']) {
+          for (const from of points) {
+            for (const to of points) {
+              if (from !== undefined && to !== undefined && from > to) continue;
+              await check(stored, {
+                accountId: acct.id,
+                pixelId: px.id,
+                ...(eventName !== undefined && { eventName }),
+                ...(from !== undefined && { from: new Date(from) }),
+                ...(to !== undefined && { to: new Date(to) }),
+              });
+            }
+          }
+        }
+        // Another account asking for this pixel sees nothing, counts included.
+        await check(stored, { accountId: 'acct_other', pixelId: px.id });
+      });
+
+      it('matches a brute-force count over random events and random ranges', async () => {
+        // Times cluster around a few hour boundaries so bounds often fall on or next to one.
+        const offset = fc.oneof(
+          fc.constantFrom(-HOUR - 1, -HOUR, -1, 0, 1, HOUR - 1, HOUR, 2 * HOUR),
+          fc.integer({ min: -3 * HOUR, max: 3 * HOUR }),
+        );
+        const arbEvent = fc.record({
+          id: fc.integer({ min: 0, max: 40 }), // small range: duplicate event_ids happen
+          name: fc.constantFrom('Lead', 'Purchase', 'Search'),
+          at: offset,
+        });
+        const arbQuery = fc.record({
+          name: fc.option(fc.constantFrom('Lead', 'Purchase', 'Search'), { nil: undefined }),
+          from: fc.option(offset, { nil: undefined }),
+          to: fc.option(offset, { nil: undefined }),
+        });
+        await fc.assert(
+          fc.asyncProperty(
+            fc.array(arbEvent, { maxLength: 60 }),
+            fc.array(arbQuery, { minLength: 1, maxLength: 8 }),
+            fc.boolean(),
+            async (rows, queries, concurrently) => {
+              const { acct, px } = await setup();
+              const events = rows.map((r) =>
+                event(px, {
+                  eventId: `r${r.id}`,
+                  eventName: r.name,
+                  timestamp: new Date(H + r.at),
+                }),
+              );
+              // Concurrent inserts go through the PostgreSQL group commit as batches that
+              // carry duplicates of each other; whichever wins, only the winner may count.
+              const stored = concurrently
+                ? await Promise.all(events.map((e) => store.events.insertEvent(e, []))).then(
+                    (outcomes) => events.filter((_, i) => outcomes[i] === 'inserted'),
+                  )
+                : await insertAll(events);
+              for (const q of queries) {
+                const [from, to] =
+                  q.from !== undefined && q.to !== undefined && q.from > q.to
+                    ? [q.to, q.from]
+                    : [q.from, q.to];
+                await check(stored, {
+                  accountId: acct.id,
+                  pixelId: px.id,
+                  ...(q.name !== undefined && { eventName: q.name }),
+                  ...(from !== undefined && { from: new Date(H + from) }),
+                  ...(to !== undefined && { to: new Date(H + to) }),
+                });
+              }
+            },
+          ),
+          { numRuns: 40 },
+        );
       });
     });
 

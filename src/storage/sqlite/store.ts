@@ -18,6 +18,7 @@ import type {
   Store,
   WebhookStore,
 } from '../../domain/ports.ts';
+import { hourOf, planTotal } from '../event-totals.ts';
 import { migrateSqlite, openSqlite, type SqliteDatabase } from './database.ts';
 import { outboxWriter, SqliteWebhookStore } from './webhooks.ts';
 
@@ -293,6 +294,7 @@ class SqlitePixelStore implements PixelStore {
 
 class SqliteEventStore implements EventStore {
   private readonly insert;
+  private readonly count;
 
   constructor(
     private readonly db: SqliteDatabase,
@@ -306,6 +308,11 @@ class SqliteEventStore implements EventStore {
          @receivedAt, @url, @referrer, @title, @searchString, @userData, @customData)
        ON CONFLICT (pixel_id, event_id) DO NOTHING`,
     );
+    this.count = db.prepare(
+      `INSERT INTO event_counts (pixel_id, account_id, event_name, hour, n)
+       VALUES (@pixelId, @accountId, @eventName, @hour, 1)
+       ON CONFLICT (pixel_id, account_id, event_name, hour) DO UPDATE SET n = n + 1`,
+    );
   }
 
   async insertEvent(event: TrackedEvent, emit: WebhookEvent[]) {
@@ -318,40 +325,71 @@ class SqliteEventStore implements EventStore {
         customData: json(event.customData),
       });
       if (changes === 0) return 'duplicate';
+      // Same transaction as the row: the bucket can never disagree with the table.
+      this.count.run({
+        pixelId: event.pixelId,
+        accountId: event.accountId,
+        eventName: event.eventName,
+        hour: hourOf(event.timestamp.getTime()),
+      });
       this.outbox(emit);
       return 'inserted';
     })();
   }
 
   async listEvents(query: EventQuery) {
-    const where = ['account_id = @accountId', 'pixel_id = @pixelId'];
-    if (query.eventName !== undefined) where.push('event_name = @eventName');
+    const scope = ['account_id = @accountId', 'pixel_id = @pixelId'];
+    if (query.eventName !== undefined) scope.push('event_name = @eventName');
+    const where = [...scope];
     if (query.from) where.push('timestamp >= @from');
     if (query.to) where.push('timestamp <= @to');
-    const params = {
+    const params: Record<string, unknown> = {
       accountId: query.accountId,
       pixelId: query.pixelId,
-      eventName: query.eventName,
-      from: query.from?.getTime(),
-      to: query.to?.getTime(),
-      limit: query.limit,
-      offset: query.offset,
+      ...(query.eventName !== undefined && { eventName: query.eventName }),
     };
-    // Unused named parameters are an error in better-sqlite3, so bind only those in the SQL.
-    const bind = Object.fromEntries(
-      Object.entries(params).filter(([, v]) => v !== undefined),
-    ) as Record<string, unknown>;
-    const filter = where.join(' AND ');
     const rows = this.db
       .prepare(
-        `SELECT * FROM events WHERE ${filter} ORDER BY timestamp DESC, seq DESC LIMIT @limit OFFSET @offset`,
+        `SELECT * FROM events WHERE ${where.join(' AND ')}
+          ORDER BY timestamp DESC, seq DESC LIMIT @limit OFFSET @offset`,
       )
-      .all(bind) as EventRow[];
-    const { limit: _l, offset: _o, ...countBind } = bind;
-    const total = this.db
-      .prepare(`SELECT count(*) FROM events WHERE ${filter}`)
-      .pluck()
-      .get(countBind) as number;
+      .all({
+        ...params,
+        ...(query.from && { from: query.from.getTime() }),
+        ...(query.to && { to: query.to.getTime() }),
+        limit: query.limit,
+        offset: query.offset,
+      }) as EventRow[];
+    // One statement: whole hours from event_counts, the partial edge hours from the index.
+    const plan = planTotal(query.from, query.to);
+    const parts: string[] = [];
+    const bind: Record<string, unknown> = { ...params };
+    if (plan.buckets) {
+      const hours = [...scope];
+      if (plan.buckets.first !== null) {
+        hours.push('hour >= @first');
+        bind['first'] = plan.buckets.first;
+      }
+      if (plan.buckets.end !== null) {
+        hours.push('hour < @end');
+        bind['end'] = plan.buckets.end;
+      }
+      parts.push(`(SELECT coalesce(sum(n), 0) FROM event_counts WHERE ${hours.join(' AND ')})`);
+    }
+    plan.exact.forEach((range, i) => {
+      bind[`lo${i}`] = range.from;
+      bind[`hi${i}`] = range.to;
+      parts.push(
+        `(SELECT count(*) FROM events WHERE ${scope.join(' AND ')} AND timestamp >= @lo${i} AND timestamp <= @hi${i})`,
+      );
+    });
+    const total =
+      parts.length === 0
+        ? 0
+        : (this.db
+            .prepare(`SELECT ${parts.join(' + ')}`)
+            .pluck()
+            .get(bind) as number);
     return { events: rows.map(toEvent), total };
   }
 }
