@@ -19,6 +19,8 @@ import type {
   WebhookEventType,
 } from '../domain/model.ts';
 import type { EventQuery, Store } from '../domain/ports.ts';
+import { PostgresStore } from './postgres/store.ts';
+import { SqliteStore } from './sqlite/store.ts';
 
 const T0 = new Date('2026-03-01T12:00:00.123Z');
 const at = (offsetMs: number) => new Date(T0.getTime() + offsetMs);
@@ -97,8 +99,9 @@ const tracked = (e: TrackedEvent): WebhookEvent => ({
 });
 
 const HOUR = 3_600_000;
-/** An hour boundary: buckets split here, so bounds near it exercise every edge case. */
-const H = Date.parse('2026-03-01T12:00:00.000Z');
+const DAY = 24 * HOUR;
+/** A UTC midnight, so an hour and a day boundary: bounds near it exercise every edge case. */
+const H = Date.parse('2026-03-01T00:00:00.000Z');
 
 /** What `total` must be: a count over the events the store said it inserted. */
 const bruteForce = (stored: TrackedEvent[], q: Omit<EventQuery, 'limit' | 'offset'>) =>
@@ -407,8 +410,12 @@ for (const kind of await testStores()) {
           H + HOUR - 1,
           H + HOUR,
           H + 3 * HOUR + 17,
-          H + 30 * 24 * HOUR, // a month later
-          H - 400 * 24 * HOUR, // a year earlier
+          H + DAY - 1,
+          H + DAY,
+          H + 2 * DAY + 5 * HOUR + 3,
+          H - DAY - 7 * HOUR - 11,
+          H + 30 * DAY, // a month later
+          H - 400 * DAY, // a year earlier
         ];
         const names = ['Lead', 'Purchase', 'PageView'];
         const stored = await insertAll(
@@ -440,6 +447,12 @@ for (const kind of await testStores()) {
           H + HOUR,
           H + HOUR + 1,
           H + 5 * HOUR,
+          H - DAY - 1,
+          H - DAY + HOUR + 1,
+          H + DAY - 1,
+          H + DAY,
+          H + 2 * DAY + 6 * HOUR,
+          H + 40 * DAY,
         ];
         for (const eventName of [undefined, 'Lead', 'Purchase', 'Nope']) {
           for (const from of points) {
@@ -459,11 +472,85 @@ for (const kind of await testStores()) {
         await check(stored, { accountId: 'acct_other', pixelId: px.id });
       });
 
+      it('are rebuilt exactly by the migration from the events already stored', async () => {
+        const { acct, px } = await setup();
+        // Before 1970 too: the backfill's bucket arithmetic must floor, not truncate.
+        const times = [
+          '1900-01-01T00:00:00.000Z',
+          '1969-12-30T05:00:00.001Z',
+          '1969-12-31T23:30:00.000Z',
+          '1970-01-01T00:00:00.000Z',
+          '2026-02-28T23:59:59.999Z',
+          '2026-03-01T00:00:00.000Z',
+          '2026-03-01T00:00:00.000Z',
+          '2026-03-02T13:14:15.016Z',
+        ];
+        const stored = await insertAll(
+          times.map((t, i) =>
+            event(px, {
+              eventId: `m${i}`,
+              eventName: i % 2 ? 'Lead' : 'Purchase',
+              timestamp: new Date(t),
+            }),
+          ),
+        );
+        // Forget the counts and run the migration again, as on an existing database.
+        const drop =
+          'DROP TABLE event_totals; DROP TABLE event_counts_daily; DROP TABLE event_counts;';
+        if (store instanceof SqliteStore) {
+          store.db.exec(
+            `${drop} DELETE FROM schema_migrations WHERE version = '004_event_counts';`,
+          );
+        } else if (store instanceof PostgresStore) {
+          await store.pool.query(
+            `${drop} DELETE FROM schema_migrations WHERE version = '003_event_counts';`,
+          );
+        } else {
+          assert.fail('unknown store');
+        }
+        await store.migrate();
+        const points = [
+          undefined,
+          ...times.map(Date.parse),
+          Date.parse('1969-12-31T00:00:00.000Z'),
+        ];
+        for (const eventName of [undefined, 'Lead']) {
+          for (const from of points) {
+            for (const to of points) {
+              if (from !== undefined && to !== undefined && from > to) continue;
+              await check(stored, {
+                accountId: acct.id,
+                pixelId: px.id,
+                ...(eventName !== undefined && { eventName }),
+                ...(from !== undefined && { from: new Date(from) }),
+                ...(to !== undefined && { to: new Date(to) }),
+              });
+            }
+          }
+        }
+      });
+
       it('matches a brute-force count over random events and random ranges', async () => {
-        // Times cluster around a few hour boundaries so bounds often fall on or next to one.
+        // Times cluster around hour and day boundaries so bounds often fall on or next to
+        // one, over a few days so ranges hold whole days, leftover hours and partial hours.
         const offset = fc.oneof(
-          fc.constantFrom(-HOUR - 1, -HOUR, -1, 0, 1, HOUR - 1, HOUR, 2 * HOUR),
+          fc.constantFrom(
+            -DAY - 1,
+            -DAY,
+            -HOUR - 1,
+            -HOUR,
+            -1,
+            0,
+            1,
+            HOUR - 1,
+            HOUR,
+            DAY - 1,
+            DAY,
+            DAY + HOUR,
+            2 * DAY + 1,
+          ),
           fc.integer({ min: -3 * HOUR, max: 3 * HOUR }),
+          fc.integer({ min: -4 * DAY, max: 4 * DAY }),
         );
         const arbEvent = fc.record({
           id: fc.integer({ min: 0, max: 40 }), // small range: duplicate event_ids happen

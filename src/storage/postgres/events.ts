@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { TrackedEvent, WebhookEvent } from '../../domain/model.ts';
 import type { EventQuery, EventStore } from '../../domain/ports.ts';
-import { planTotal } from '../event-totals.ts';
+import { planTotal, totalSql } from '../event-totals.ts';
 import { inTransaction } from './database.ts';
 import { writeOutbox } from './webhooks.ts';
 
@@ -71,9 +71,9 @@ async function insertMany(db: pg.PoolClient, batch: Pending[]): Promise<Outcome[
   // unnest turns one array per column into rows: a single statement and a single round trip
   // whatever the batch size, and rows enter in array order, so seq keeps arrival order.
   // The same statement adds the rows it really inserted (RETURNING skips the duplicates) to
-  // their hour buckets: one multi-row upsert, in the batch's transaction. Its keys go in in
-  // sorted order, so two instances upserting overlapping buckets lock them in the same order
-  // and wait for each other instead of deadlocking.
+  // the all-time, daily and hourly counts: one multi-row upsert per table, in the batch's
+  // transaction. Keys go in sorted, so two instances upserting overlapping buckets lock them
+  // in the same order and wait for each other instead of deadlocking.
   const { rows } = await db.query<{ pixel_id: string; event_id: string }>(
     `WITH inserted AS (
        INSERT INTO events (account_id, pixel_id, event_id, event_name, value, currency, timestamp,
@@ -82,12 +82,25 @@ async function insertMany(db: pg.PoolClient, batch: Pending[]): Promise<Outcome[
          $6::text[], $7::timestamptz[], $8::timestamptz[], $9::text[], $10::text[], $11::text[],
          $12::text[], $13::json[], $14::json[])
        ON CONFLICT (pixel_id, event_id) DO NOTHING
-       RETURNING account_id, pixel_id, event_id, event_name, timestamp
-     ), counted AS (
-       INSERT INTO event_counts (pixel_id, account_id, event_name, hour, n)
-       SELECT pixel_id, account_id, event_name,
-              floor(extract(epoch FROM timestamp) / 3600)::bigint AS hour, count(*)
+       RETURNING account_id, pixel_id, event_id, event_name,
+         floor(extract(epoch FROM timestamp) / 3600)::bigint AS hour
+     ), all_time AS (
+       INSERT INTO event_totals (pixel_id, account_id, event_name, n)
+       SELECT pixel_id, account_id, event_name, count(*) FROM inserted
+        GROUP BY pixel_id, account_id, event_name
+        ORDER BY pixel_id, account_id, event_name
+       ON CONFLICT (pixel_id, account_id, event_name) DO UPDATE SET n = event_totals.n + excluded.n
+     ), daily AS (
+       INSERT INTO event_counts_daily (pixel_id, account_id, event_name, day, n)
+       SELECT pixel_id, account_id, event_name, floor(hour / 24.0)::bigint AS day, count(*)
          FROM inserted
+        GROUP BY pixel_id, account_id, event_name, day
+        ORDER BY pixel_id, account_id, event_name, day
+       ON CONFLICT (pixel_id, account_id, event_name, day)
+         DO UPDATE SET n = event_counts_daily.n + excluded.n
+     ), hourly AS (
+       INSERT INTO event_counts (pixel_id, account_id, event_name, hour, n)
+       SELECT pixel_id, account_id, event_name, hour, count(*) FROM inserted
         GROUP BY pixel_id, account_id, event_name, hour
         ORDER BY pixel_id, account_id, event_name, hour
        ON CONFLICT (pixel_id, account_id, event_name, hour)
@@ -223,33 +236,22 @@ export class PostgresEventStore implements EventStore {
     return { events: page.rows.map(toEvent), total };
   }
 
-  /** Whole hours from event_counts plus the partial edge hours from the index: one statement. */
+  /** Buckets from the count tables plus the partial edge hours from the index: one statement. */
   private async total(scope: string[], base: unknown[], query: EventQuery): Promise<number> {
-    const plan = planTotal(query.from, query.to);
     const params = [...base];
-    const parts: string[] = [];
-    if (plan.buckets) {
-      const hours = [...scope];
-      if (plan.buckets.first !== null) {
-        params.push(plan.buckets.first);
-        hours.push(`hour >= $${params.length}`);
-      }
-      if (plan.buckets.end !== null) {
-        params.push(plan.buckets.end);
-        hours.push(`hour < $${params.length}`);
-      }
-      parts.push(`(SELECT coalesce(sum(n), 0) FROM event_counts WHERE ${hours.join(' AND ')})`);
-    }
-    for (const range of plan.exact) {
-      params.push(new Date(range.from), new Date(range.to));
-      parts.push(
-        `(SELECT count(*) FROM events WHERE ${scope.join(' AND ')}
-           AND timestamp >= $${params.length - 1} AND timestamp <= $${params.length})`,
-      );
-    }
-    if (parts.length === 0) return 0;
+    const sql = totalSql(
+      planTotal(query.from, query.to),
+      scope.join(' AND '),
+      (value) => {
+        params.push(value);
+        return `$${params.length}`;
+      },
+      (ms) => new Date(ms),
+    );
+    if (sql === null) return 0;
+    // sum() of bigint is numeric, which pg hands over as text: exact either way.
     const { rows } = await this.pool.query<{ total: string }>(
-      `SELECT (${parts.join(' + ')})::text AS total`,
+      `SELECT (${sql})::text AS total`,
       params,
     );
     return Number(rows[0]?.total ?? 0);

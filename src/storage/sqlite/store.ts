@@ -18,7 +18,7 @@ import type {
   Store,
   WebhookStore,
 } from '../../domain/ports.ts';
-import { hourOf, planTotal } from '../event-totals.ts';
+import { dayOf, hourOf, planTotal, totalSql } from '../event-totals.ts';
 import { migrateSqlite, openSqlite, type SqliteDatabase } from './database.ts';
 import { outboxWriter, SqliteWebhookStore } from './webhooks.ts';
 
@@ -294,7 +294,9 @@ class SqlitePixelStore implements PixelStore {
 
 class SqliteEventStore implements EventStore {
   private readonly insert;
-  private readonly count;
+  private readonly countAll;
+  private readonly countDay;
+  private readonly countHour;
 
   constructor(
     private readonly db: SqliteDatabase,
@@ -308,7 +310,17 @@ class SqliteEventStore implements EventStore {
          @receivedAt, @url, @referrer, @title, @searchString, @userData, @customData)
        ON CONFLICT (pixel_id, event_id) DO NOTHING`,
     );
-    this.count = db.prepare(
+    this.countAll = db.prepare(
+      `INSERT INTO event_totals (pixel_id, account_id, event_name, n)
+       VALUES (@pixelId, @accountId, @eventName, 1)
+       ON CONFLICT (pixel_id, account_id, event_name) DO UPDATE SET n = n + 1`,
+    );
+    this.countDay = db.prepare(
+      `INSERT INTO event_counts_daily (pixel_id, account_id, event_name, day, n)
+       VALUES (@pixelId, @accountId, @eventName, @day, 1)
+       ON CONFLICT (pixel_id, account_id, event_name, day) DO UPDATE SET n = n + 1`,
+    );
+    this.countHour = db.prepare(
       `INSERT INTO event_counts (pixel_id, account_id, event_name, hour, n)
        VALUES (@pixelId, @accountId, @eventName, @hour, 1)
        ON CONFLICT (pixel_id, account_id, event_name, hour) DO UPDATE SET n = n + 1`,
@@ -325,13 +337,16 @@ class SqliteEventStore implements EventStore {
         customData: json(event.customData),
       });
       if (changes === 0) return 'duplicate';
-      // Same transaction as the row: the bucket can never disagree with the table.
-      this.count.run({
+      // Same transaction as the row: the counts can never disagree with the table.
+      const key = {
         pixelId: event.pixelId,
         accountId: event.accountId,
         eventName: event.eventName,
-        hour: hourOf(event.timestamp.getTime()),
-      });
+      };
+      const ms = event.timestamp.getTime();
+      this.countAll.run(key);
+      this.countDay.run({ ...key, day: dayOf(ms) });
+      this.countHour.run({ ...key, hour: hourOf(ms) });
       this.outbox(emit);
       return 'inserted';
     })();
@@ -360,36 +375,19 @@ class SqliteEventStore implements EventStore {
         limit: query.limit,
         offset: query.offset,
       }) as EventRow[];
-    // One statement: whole hours from event_counts, the partial edge hours from the index.
-    const plan = planTotal(query.from, query.to);
-    const parts: string[] = [];
+    // One statement: buckets from the count tables, the partial edge hours from the index.
     const bind: Record<string, unknown> = { ...params };
-    if (plan.buckets) {
-      const hours = [...scope];
-      if (plan.buckets.first !== null) {
-        hours.push('hour >= @first');
-        bind['first'] = plan.buckets.first;
-      }
-      if (plan.buckets.end !== null) {
-        hours.push('hour < @end');
-        bind['end'] = plan.buckets.end;
-      }
-      parts.push(`(SELECT coalesce(sum(n), 0) FROM event_counts WHERE ${hours.join(' AND ')})`);
-    }
-    plan.exact.forEach((range, i) => {
-      bind[`lo${i}`] = range.from;
-      bind[`hi${i}`] = range.to;
-      parts.push(
-        `(SELECT count(*) FROM events WHERE ${scope.join(' AND ')} AND timestamp >= @lo${i} AND timestamp <= @hi${i})`,
-      );
-    });
-    const total =
-      parts.length === 0
-        ? 0
-        : (this.db
-            .prepare(`SELECT ${parts.join(' + ')}`)
-            .pluck()
-            .get(bind) as number);
+    const sql = totalSql(
+      planTotal(query.from, query.to),
+      scope.join(' AND '),
+      (value) => {
+        const name = `p${Object.keys(bind).length}`;
+        bind[name] = value;
+        return `@${name}`;
+      },
+      (ms) => ms,
+    );
+    const total = sql === null ? 0 : (this.db.prepare(`SELECT ${sql}`).pluck().get(bind) as number);
     return { events: rows.map(toEvent), total };
   }
 }

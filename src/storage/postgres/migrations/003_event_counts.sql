@@ -1,8 +1,26 @@
--- Pre-aggregated event counts per (pixel, account, name, UTC hour), so `total` on
--- GET /v1/pixels/:id/events sums buckets instead of counting millions of index entries.
--- `hour` is floor(epoch seconds / 3600): whole hours since the epoch, negative before 1970,
--- independent of the session's TimeZone (date_trunc on timestamptz is not).
--- The insert path keeps it exact in the same transaction as each batch of events.
+-- Pre-aggregated event counts, so `total` on GET /v1/pixels/:id/events sums a few buckets
+-- instead of counting millions of index entries (see src/storage/event-totals.ts):
+-- all-time, per UTC day and per UTC hour, each per (pixel, account, event name). Buckets are
+-- whole days / hours since the epoch, negative before 1970, computed from the epoch so they
+-- do not depend on the session's TimeZone (date_trunc on timestamptz does). The insert path
+-- keeps them exact in the same transaction as each batch of events.
+CREATE TABLE event_totals (
+  pixel_id text NOT NULL,
+  account_id text NOT NULL,
+  event_name text NOT NULL,
+  n bigint NOT NULL,
+  PRIMARY KEY (pixel_id, account_id, event_name)
+);
+
+CREATE TABLE event_counts_daily (
+  pixel_id text NOT NULL,
+  account_id text NOT NULL,
+  event_name text NOT NULL,
+  day bigint NOT NULL,
+  n bigint NOT NULL,
+  PRIMARY KEY (pixel_id, account_id, event_name, day)
+);
+
 CREATE TABLE event_counts (
   pixel_id text NOT NULL,
   account_id text NOT NULL,
@@ -22,3 +40,13 @@ SELECT pixel_id, account_id, event_name, floor(extract(epoch FROM timestamp) / 3
        count(*)
   FROM events
  GROUP BY 1, 2, 3, 4;
+
+INSERT INTO event_counts_daily (pixel_id, account_id, event_name, day, n)
+SELECT pixel_id, account_id, event_name, floor(hour / 24.0)::bigint, sum(n)
+  FROM event_counts
+ GROUP BY 1, 2, 3, 4;
+
+INSERT INTO event_totals (pixel_id, account_id, event_name, n)
+SELECT pixel_id, account_id, event_name, sum(n)
+  FROM event_counts
+ GROUP BY 1, 2, 3;
