@@ -66,6 +66,16 @@ const SHAPES: Array<{ shape: string; query: string }> = [
     query: 'event_name=Purchase&start_date=2026-01-20&end_date=2026-01-20',
   },
   { shape: 'offset=10000', query: 'offset=10000' },
+  // Bounds inside an hour: two partial hours are counted from the index (3,600 rows each at
+  // most), plus leftover hours and whole days from the count tables.
+  {
+    shape: 'mid-hour dates (2.3 days)',
+    query: 'start_date=2026-01-20T10:30:00Z&end_date=2026-01-22T17:45:30.500Z',
+  },
+  {
+    shape: 'event_name + mid-hour dates',
+    query: 'event_name=Purchase&start_date=2026-01-20T10:30:00Z&end_date=2026-01-22T17:45:30.500Z',
+  },
 ];
 
 interface Prepared {
