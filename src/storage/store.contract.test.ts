@@ -503,7 +503,7 @@ for (const kind of await testStores()) {
           );
         } else if (store instanceof PostgresStore) {
           await store.pool.query(
-            `${drop} DELETE FROM schema_migrations WHERE version = '003_event_counts';`,
+            `${drop} DELETE FROM schema_migrations WHERE version = '004_event_counts';`,
           );
         } else {
           assert.fail('unknown store');
