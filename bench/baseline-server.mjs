@@ -14,11 +14,21 @@ const server = createServer((req, res) => {
       res.end('{"error":"Invalid request","message":"Malformed JSON body"}');
       return;
     }
-    const body = JSON.stringify({
-      success: true,
-      event_id: event.event_id,
-      message: 'Event tracked',
-    });
+    // A batch ({events: [...]}) is answered with one slot per event, like /v1/track/batch.
+    const body = Array.isArray(event.events)
+      ? JSON.stringify({
+          accepted: event.events.length,
+          deduplicated: 0,
+          rejected: 0,
+          results: event.events.map((e, index) => ({
+            index,
+            status: 200,
+            success: true,
+            event_id: e.event_id,
+            message: 'Event tracked',
+          })),
+        })
+      : JSON.stringify({ success: true, event_id: event.event_id, message: 'Event tracked' });
     res.writeHead(200, {
       'content-type': 'application/json',
       'content-length': Buffer.byteLength(body),

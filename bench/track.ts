@@ -1,114 +1,166 @@
 /**
- * POST /v1/track throughput of the real service (its own process, SQLite file, every check
- * on) next to a bare node:http server parsing the same JSON, loaded the same way in the same
- * run. Prints req/s, p50/p99 latency, peak RSS and the ratio service ÷ baseline.
+ * POST /v1/track throughput of the real service (its own processes, every check on) next to a
+ * bare node:http server parsing the same JSON, loaded with the same tool (wrk; autocannon if
+ * wrk cannot be had) in the same run. Prints req/s, p50/p99 latency, peak RSS and the ratio
+ * service ÷ baseline for each mode:
  *
- *   npm run bench -- [--seconds 10] [--connections 100]
+ *   sqlite          one process, SQLite file (the default install)
+ *   postgres        one process, PostgreSQL (rate limits in process)
+ *   postgres-redis  one process, PostgreSQL + Redis
+ *   cluster         two processes on PostgreSQL + Redis, each loaded with half the connections
+ *
+ * The load comes from one enterprise account with custom limits nothing reaches (contract §2),
+ * so the limiter still runs on every request; each request carries a new event_id.
+ *
+ *   npm run bench -- [--modes sqlite,postgres,postgres-redis,cluster] [--seconds 10]
+ *                    [--connections 100]
+ *
+ * PostgreSQL at BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test, each mode
+ * in a fresh schema, dropped afterwards); Redis at BENCH_REDIS_URL (default
+ * redis://127.0.0.1:6379, its own key prefix per run).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { load, peakRssMb, saveResult, startProcess, table } from './lib.ts';
+import {
+  type BenchService,
+  type LoadResult,
+  load,
+  loadAll,
+  peakRssMb,
+  purchaseTemplate,
+  saveResult,
+  startBenchService,
+  startProcess,
+  table,
+  withSchema,
+} from './lib.ts';
+
+const MODES = ['sqlite', 'postgres', 'postgres-redis', 'cluster'] as const;
+type Mode = (typeof MODES)[number];
 
 const { values } = parseArgs({
   options: {
+    modes: { type: 'string', default: MODES.join(',') },
     seconds: { type: 'string', default: '10' },
     connections: { type: 'string', default: '100' },
   },
 });
 const seconds = Number(values.seconds);
 const connections = Number(values.connections);
-const BIN = fileURLToPath(new URL('../bin/trackway.js', import.meta.url));
+const modes = values.modes.split(',') as Mode[];
+for (const mode of modes) {
+  if (!MODES.includes(mode)) throw new Error(`unknown mode ${mode}; modes: ${MODES.join(', ')}`);
+}
 const BASELINE = fileURLToPath(new URL('./baseline-server.mjs', import.meta.url));
+const REDIS_URL = process.env['BENCH_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 
-/** A ~430-byte Purchase, like the events the issue measured with; a new event_id each time. */
-const event = (pixelId: string, i: number) =>
-  JSON.stringify({
-    pixel_id: pixelId,
-    event_name: 'Purchase',
-    event_id: `bench-${process.pid}-${i}`,
-    value: 49.99,
-    currency: 'USD',
-    timestamp: new Date().toISOString(),
-    url: 'https://shop.example.com/checkout/complete?order=1001',
-    user_data: {
-      email: 'jane.doe@example.com',
-      phone: '+16505550199',
-      first_name: 'Jane',
-      country: 'US',
-    },
-    custom_data: { order_id: 'order-1001', items: 3, coupon: 'WELCOME10' },
-  });
+interface Row {
+  server: string;
+  'req/s': number;
+  'p50 ms': number;
+  'p99 ms': number;
+  'peak RSS MB': string;
+  'non-2xx': number;
+  ratio: string;
+}
+
+async function measure(service: BenchService): Promise<{ result: LoadResult; rss: string }> {
+  const template = purchaseTemplate(service.pixelId);
+  const share = Math.floor(connections / service.instances.length);
+  const targets = service.instances.map((instance) => ({
+    url: `${instance.url}/v1/track`,
+    headers: service.headers,
+    template,
+    seconds,
+    connections: share,
+  }));
+  // A short warm-up: JIT, connection pools and page caches in the same state for every mode.
+  await loadAll(targets.map((t) => ({ ...t, seconds: 2 })));
+  const result = await loadAll(targets);
+  const rss = service.instances.map((i) => peakRssMb(i.child.pid!)).join(' + ');
+  return { result, rss };
+}
+
+async function runMode(mode: Mode, dir: string): Promise<{ result: LoadResult; rss: string }> {
+  // Rate-limit keys are per account, and every run makes a new account: no clash in Redis.
+  const redisEnv = { REDIS_URL };
+  const start = async (databaseUrl: string, env: Record<string, string>, instances = 1) => {
+    const service = await startBenchService(databaseUrl, env, instances);
+    try {
+      return await measure(service);
+    } finally {
+      await service.stop();
+    }
+  };
+  switch (mode) {
+    case 'sqlite':
+      return start(`sqlite:${join(dir, 'bench.db')}`, {});
+    case 'postgres':
+      return withSchema((url) => start(url, {}));
+    case 'postgres-redis':
+      return withSchema((url) => start(url, redisEnv));
+    case 'cluster':
+      return withSchema((url) => start(url, redisEnv, 2));
+  }
+}
+
+const LABELS: Record<Mode, string> = {
+  sqlite: 'trackway, SQLite, 1 process',
+  postgres: 'trackway, PostgreSQL, 1 process',
+  'postgres-redis': 'trackway, PostgreSQL + Redis, 1 process',
+  cluster: 'trackway, PostgreSQL + Redis, 2 processes',
+};
 
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'trackway-bench-'));
-  const env = { DATABASE_URL: `sqlite:${join(dir, 'bench.db')}`, PORT: '0', LOG_LEVEL: 'warn' };
   try {
     const baseline = await startProcess(process.execPath, [BASELINE], {}, /listening on (\S+)/);
-    const base = await load({
+    const baseTarget = {
       url: `${baseline.url}/v1/track`,
-      body: (i) => event('px_bench', i),
+      template: purchaseTemplate('px_bench'),
       seconds,
       connections,
-    });
+    };
+    await load({ ...baseTarget, seconds: 2 });
+    const base = await load(baseTarget);
     const baseRss = peakRssMb(baseline.child.pid!);
     await baseline.stop();
-
-    const service = await startProcess(
-      process.execPath,
-      [BIN, 'serve'],
-      env,
-      /Trackway is listening on (\S+)/,
-    );
-    const key = /^ {2}(tw_live_\w+)$/m.exec(service.output())![1]!;
-    const headers = { authorization: `Bearer ${key}` };
-    const res = await fetch(`${service.url}/v1/pixels`, {
-      method: 'POST',
-      headers: { ...headers, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'Bench', domain: 'bench.example.com' }),
+    const row = (server: string, r: LoadResult, rss: string): Row => ({
+      server,
+      'req/s': r.requestsPerSecond,
+      'p50 ms': r.p50,
+      'p99 ms': r.p99,
+      'peak RSS MB': rss,
+      'non-2xx': r.non2xx + r.errors,
+      ratio: (r.requestsPerSecond / base.requestsPerSecond).toFixed(2),
     });
-    const pixelId = ((await res.json()) as { id: string }).id;
-    const svc = await load({
-      url: `${service.url}/v1/track`,
-      headers,
-      body: (i) => event(pixelId, i),
-      seconds,
-      connections,
-    });
-    const svcRss = peakRssMb(service.child.pid!);
-    await service.stop();
-
-    const rows = [
-      {
-        server: 'bare node:http (baseline)',
-        'req/s': base.requestsPerSecond,
-        'p50 ms': base.p50,
-        'p99 ms': base.p99,
-        'peak RSS MB': baseRss,
-        'non-2xx': base.non2xx,
-        ratio: '1.00',
-      },
-      {
-        server: 'trackway POST /v1/track (SQLite)',
-        'req/s': svc.requestsPerSecond,
-        'p50 ms': svc.p50,
-        'p99 ms': svc.p99,
-        'peak RSS MB': svcRss,
-        'non-2xx': svc.non2xx,
-        ratio: (svc.requestsPerSecond / base.requestsPerSecond).toFixed(2),
-      },
-    ];
+    const rows: Row[] = [row('bare node:http (baseline)', base, String(baseRss))];
+    let invalid = false;
+    for (const mode of modes) {
+      const { result, rss } = await runMode(mode, dir);
+      rows.push(row(LABELS[mode], result, rss));
+      if (result.non2xx > 0 || result.errors > 0) invalid = true;
+      console.error(`${mode}: ${result.requestsPerSecond} req/s`);
+    }
     console.log(
-      `\nPOST /v1/track, ${connections} connections, ${seconds} s each, same body shape\n`,
+      `\nPOST /v1/track, ${connections} connections, ${seconds} s per mode, load from ${base.tool}\n`,
     );
-    console.log(table(rows));
-    console.log(`\nresults: ${saveResult('track', { seconds, connections, rows })}`);
-    if (svc.non2xx > 0 || svc.errors > 0) {
-      console.error(
-        `\n${svc.non2xx} non-2xx responses and ${svc.errors} errors from the service: the figure is not valid`,
+    console.log(table(rows as unknown as Array<Record<string, string | number>>));
+    const single = rows.find((r) => r.server === LABELS['postgres-redis']);
+    const cluster = rows.find((r) => r.server === LABELS.cluster);
+    if (single && cluster) {
+      console.log(
+        `\ntwo instances ÷ one (PostgreSQL + Redis): ${(cluster['req/s'] / single['req/s']).toFixed(2)}`,
       );
+    }
+    console.log(
+      `\nresults: ${saveResult('track', { seconds, connections, tool: base.tool, rows })}`,
+    );
+    if (invalid) {
+      console.error('\nnon-2xx responses or errors from the service: those figures are not valid');
       process.exitCode = 1;
     }
   } finally {

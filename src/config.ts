@@ -25,6 +25,8 @@ export interface Config {
   worker: boolean;
   /** Take the client IP from `X-Forwarded-For`. */
   trustProxy: boolean;
+  /** Rate limits on (the default). `TRACKWAY_RATE_LIMITS=off` exists only for benchmarks. */
+  rateLimits: boolean;
 }
 
 export type Env = Record<string, string | undefined>;
@@ -89,5 +91,6 @@ export function loadConfig(env: Env = process.env): Config {
     webhookAllowHttp: boolean(env, 'TRACKWAY_WEBHOOK_ALLOW_HTTP', false),
     worker: boolean(env, 'TRACKWAY_WORKER', true),
     trustProxy: boolean(env, 'TRACKWAY_TRUST_PROXY', false),
+    rateLimits: boolean(env, 'TRACKWAY_RATE_LIMITS', true),
   };
 }

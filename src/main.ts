@@ -6,9 +6,14 @@ import { type Config, loadConfig } from './config.ts';
 import { createSender } from './delivery/sender.ts';
 import { DeliveryWorker } from './delivery/worker.ts';
 import { createAccount } from './domain/accounts/accounts.ts';
-import { type Store, systemClock } from './domain/ports.ts';
+import { type RateLimiter, type Store, systemClock } from './domain/ports.ts';
 import { buildApp } from './http/app.ts';
+import type { Metrics } from './http/metrics.ts';
+import { createMetrics } from './http/metrics.ts';
 import { createLogger } from './logger.ts';
+import { FailOpenRateLimiter } from './rate-limit/fail-open.ts';
+import { MemoryRateLimiter } from './rate-limit/memory.ts';
+import { connectRedis, RedisRateLimiter, redisReady } from './rate-limit/redis.ts';
 import { openStore } from './storage/index.ts';
 
 export interface RunningServer {
@@ -21,9 +26,13 @@ export interface RunningServer {
  * `pro` account and print its key (once; only its hash is kept). PostgreSQL deployments are set
  * up deliberately with the CLI instead.
  */
-async function firstRun(config: Config, store: Store, out: (line: string) => void): Promise<void> {
-  if (!config.databaseUrl.startsWith('sqlite:')) return;
-  if ((await store.accounts.countAccounts()) > 0) return;
+async function firstRun(
+  config: Config,
+  store: Store,
+  out: (line: string) => void,
+): Promise<string | null> {
+  if (!config.databaseUrl.startsWith('sqlite:')) return null;
+  if ((await store.accounts.countAccounts()) > 0) return null;
   const { account, apiKey } = await createAccount(
     { store, clock: systemClock },
     { name: 'Default account', plan: 'pro' },
@@ -34,10 +43,15 @@ async function firstRun(config: Config, store: Store, out: (line: string) => voi
   out('');
   out(`  ${apiKey}`);
   out('');
+  return apiKey;
+}
+
+/** Printed once listening, so the address is the real one (PORT=0 picks a free port). */
+function tryIt(apiKey: string, address: string, out: (line: string) => void): void {
   out('Try it:');
   out(`  export TRACKWAY_API_KEY=${apiKey}`);
   out(
-    `  curl -s -X POST http://${config.host}:${config.port}/v1/pixels -H "Authorization: Bearer $TRACKWAY_API_KEY" -H 'Content-Type: application/json' -d '{"name":"My shop","domain":"shop.example.com"}'`,
+    `  curl -s -X POST ${address}/v1/pixels -H "Authorization: Bearer $TRACKWAY_API_KEY" -H 'Content-Type: application/json' -d '{"name":"My shop","domain":"shop.example.com"}'`,
   );
   out('');
 }
@@ -48,7 +62,12 @@ export interface RunningWorker {
 }
 
 /** The delivery worker with its HTTP client; stopping it waits for attempts in flight. */
-export function startWorker(config: Config, store: Store, logger: Logger): RunningWorker {
+export function startWorker(
+  config: Config,
+  store: Store,
+  logger: Logger,
+  metrics?: Metrics,
+): RunningWorker {
   const sender = createSender({
     allowPrivate: config.webhookAllowPrivate,
     allowHttp: config.webhookAllowHttp,
@@ -59,6 +78,7 @@ export function startWorker(config: Config, store: Store, logger: Logger): Runni
     sender,
     logger,
     schedule: config.webhookRetrySchedule,
+    ...(metrics && { metrics }),
   });
   worker.start();
   return {
@@ -70,6 +90,27 @@ export function startWorker(config: Config, store: Store, logger: Logger): Runni
   };
 }
 
+/**
+ * In memory without Redis; with Redis, shared and exact across instances, falling back to memory
+ * while Redis is unreachable. `null` only when limits are switched off (benchmarks).
+ */
+export async function createRateLimiter(
+  config: Config,
+  logger: Logger,
+): Promise<RateLimiter | null> {
+  if (!config.rateLimits) {
+    logger.warn('TRACKWAY_RATE_LIMITS=off: requests are not rate limited (benchmarks only)');
+    return null;
+  }
+  if (config.redisUrl === undefined) return new MemoryRateLimiter();
+  const redis = connectRedis(config.redisUrl);
+  // Start even when Redis is not there (fail open), but give it a moment first.
+  if (!(await redisReady(redis, 2_000))) {
+    logger.warn('Redis not reachable at start: rate limits are per instance until it answers');
+  }
+  return new FailOpenRateLimiter(new RedisRateLimiter(redis), new MemoryRateLimiter(), logger);
+}
+
 export async function startServer(
   config: Config = loadConfig(),
   options: { logger?: Logger; out?: (line: string) => void } = {},
@@ -78,17 +119,23 @@ export async function startServer(
   const out = options.out ?? ((line: string) => process.stdout.write(`${line}\n`));
   const store = await openStore(config.databaseUrl, { poolSize: config.databasePoolSize });
   await store.migrate();
-  await firstRun(config, store, out);
-  const worker = config.worker ? startWorker(config, store, logger) : undefined;
+  // The key is printed before listening: if the port is taken, it is not lost with the process.
+  const firstKey = await firstRun(config, store, out);
+  const metrics = createMetrics();
+  const worker = config.worker ? startWorker(config, store, logger, metrics) : undefined;
+  const rateLimiter = await createRateLimiter(config, logger);
   const app = await buildApp({
+    metrics,
     store,
     clock: systemClock,
     config,
     logger,
+    rateLimiter,
     ...(worker && { onOutboxWrite: worker.wake }),
   });
   const address = await app.listen({ port: config.port, host: config.host });
   logger.info({ address, database: config.databaseUrl.split(':')[0] }, 'trackway listening');
+  if (firstKey) tryIt(firstKey, address, out);
   out(`Trackway is listening on ${address}`);
   let closing: Promise<void> | undefined;
   return {
@@ -99,6 +146,7 @@ export async function startServer(
       closing ??= (async () => {
         await app.close();
         await worker?.stop();
+        await rateLimiter?.close();
         await store.close();
       })();
       return closing;

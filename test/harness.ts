@@ -11,9 +11,10 @@ import pg from 'pg';
 import { createAccount } from '../src/domain/accounts/accounts.ts';
 import type { PlanName } from '../src/domain/accounts/plans.ts';
 import type { Account } from '../src/domain/model.ts';
-import type { Clock, Store } from '../src/domain/ports.ts';
+import type { Clock, RateLimiter, Store } from '../src/domain/ports.ts';
 import { type App, buildApp } from '../src/http/app.ts';
 import { createLogger } from '../src/logger.ts';
+import { MemoryRateLimiter } from '../src/rate-limit/memory.ts';
 import { PostgresStore } from '../src/storage/postgres/store.ts';
 import { SqliteStore } from '../src/storage/sqlite/store.ts';
 
@@ -141,6 +142,10 @@ export interface HarnessOptions {
   /** Webhook destination policy; tests default to allowing loopback http receivers. */
   destinations?: { allowPrivate: boolean; allowHttp: boolean };
   onOutboxWrite?: () => void;
+  /** Defaults to the in-process limiter, as in production without Redis; `null` for none. */
+  rateLimiter?: RateLimiter | null;
+  /** Take the client IP from `X-Forwarded-For` (Fastify trustProxy). */
+  trustProxy?: boolean;
 }
 
 export async function startHarness(
@@ -154,11 +159,12 @@ export async function startHarness(
     store,
     clock,
     config: {
-      trustProxy: false,
+      trustProxy: options.trustProxy ?? false,
       webhookAllowPrivate: destinations.allowPrivate,
       webhookAllowHttp: destinations.allowHttp,
     },
     logger: createLogger('silent'),
+    rateLimiter: options.rateLimiter === undefined ? new MemoryRateLimiter() : options.rateLimiter,
     ...(options.onOutboxWrite && { onOutboxWrite: options.onOutboxWrite }),
   });
   await app.ready();

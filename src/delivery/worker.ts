@@ -11,6 +11,7 @@ import type { ClaimedDelivery } from '../domain/model.ts';
 import type { Clock, WebhookStore } from '../domain/ports.ts';
 import { decideNext, parseRetryAfter } from '../domain/webhooks/retry-policy.ts';
 import { signPayload, standardWebhookHeaders } from '../domain/webhooks/signing.ts';
+import type { Metrics } from '../http/metrics.ts';
 import type { Sender } from './sender.ts';
 
 export interface DeliveryWorkerOptions {
@@ -32,6 +33,7 @@ export interface DeliveryWorkerOptions {
   /** Fallback poll interval. */
   pollMs?: number;
   random?: () => number;
+  metrics?: Pick<Metrics, 'webhookAttempts'>;
 }
 
 export class DeliveryWorker {
@@ -187,6 +189,7 @@ export class DeliveryWorker {
       random: this.random(),
     });
     const succeeded = next.outcome.kind === 'succeeded';
+    this.options.metrics?.webhookAttempts.inc({ outcome: next.outcome.kind });
     await this.options.store.recordAttempt(
       delivery,
       this.owner,

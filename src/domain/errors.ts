@@ -54,3 +54,15 @@ export function invalidParameter(parameter: string, reason: string): TrackwayErr
 export function pixelNotFound(pixelId: string): TrackwayError {
   return new TrackwayError('not_found', `Pixel not found: ${pixelId}`);
 }
+
+export const RATE_LIMIT_MESSAGE = 'Too many requests. Please try again later.';
+
+/** 429: the spec's body carries `retry_after`, whole seconds until the binding window resets. */
+export class RateLimitedError extends TrackwayError {
+  readonly retryAfter: number;
+
+  constructor(retryAfter: number) {
+    super('rate_limited', RATE_LIMIT_MESSAGE);
+    this.retryAfter = retryAfter;
+  }
+}

@@ -76,12 +76,26 @@ export interface EventQuery extends Page {
   to?: Date;
 }
 
+export type InsertOutcome = 'inserted' | 'duplicate';
+
+/** An event to store with the webhook messages it causes if it is new. */
+export interface NewEvent {
+  event: TrackedEvent;
+  emit: WebhookEvent[];
+}
+
 export interface EventStore {
   /**
    * Commits the event (and its webhook messages) durably before resolving. `duplicate` when
    * `(pixelId, eventId)` is already stored: the first event wins and nothing is emitted.
    */
-  insertEvent(event: TrackedEvent, emit: WebhookEvent[]): Promise<'inserted' | 'duplicate'>;
+  insertEvent(event: TrackedEvent, emit: WebhookEvent[]): Promise<InsertOutcome>;
+  /**
+   * Commits all the events in one transaction (a batch request is one commit), with the same
+   * rules as insertEvent; within the list the first of equal `(pixelId, eventId)` wins. Results
+   * are in order; an event the database refuses is `rejected` alone, its neighbours are stored.
+   */
+  insertEvents(events: NewEvent[]): Promise<PromiseSettledResult<InsertOutcome>[]>;
   /** Newest first: `timestamp` desc, then arrival desc. `total` counts every match. */
   listEvents(query: EventQuery): Promise<{ events: TrackedEvent[]; total: number }>;
 }
@@ -145,5 +159,40 @@ export interface Store {
   migrate(): Promise<void>;
   /** Cheap round trip, for /readyz. */
   ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Fixed windows aligned to the UTC calendar: the minute and the day. */
+export type RateWindow = 'minute' | 'day';
+
+export const RATE_WINDOW_SECONDS: Record<RateWindow, number> = { minute: 60, day: 86_400 };
+
+export interface RateQuota {
+  window: RateWindow;
+  limit: number;
+}
+
+export interface RateWindowState {
+  window: RateWindow;
+  limit: number;
+  /** Room left in the window after this request (0 when refused). */
+  remaining: number;
+  /** When the window resets, Unix epoch seconds. */
+  resetAt: number;
+}
+
+export interface RateDecision {
+  allowed: boolean;
+  /** One entry per quota asked for, in the same order. */
+  windows: RateWindowState[];
+}
+
+export interface RateLimiter {
+  /**
+   * Counts one request against every quota of `key` if all of them have room, atomically (also
+   * across instances for a shared adapter). A refused request counts against none of them.
+   * Windows are taken from `now`, so a test clock drives window boundaries.
+   */
+  consume(key: string, quotas: readonly RateQuota[], now: Date): Promise<RateDecision>;
   close(): Promise<void>;
 }

@@ -187,7 +187,15 @@ export interface Validator<T extends TSchema> {
 
 export function compileValidator<T extends TSchema>(
   schema: T,
-  options: { noun?: Noun; coerce?: boolean } = {},
+  options: {
+    noun?: Noun;
+    coerce?: boolean;
+    /**
+     * Refuse NUL anywhere in the value (default). Off only where the parts are validated
+     * again, each with it on: the batch envelope, whose events must fail in their own slot.
+     */
+    checkNul?: boolean;
+  } = {},
 ): Validator<T> {
   const noun = options.noun ?? 'field';
   const check = TypeCompiler.Compile(schema);
@@ -204,7 +212,7 @@ export function compileValidator<T extends TSchema>(
 
   const validate = (input: unknown): Static<T> => {
     const value = options.coerce ? coerce(schema, input) : input;
-    const nul = nulPath(value);
+    const nul = options.checkNul === false ? null : nulPath(value);
     // A NUL is a wrong-format failure: after missing fields, before unknown ones (§3).
     const nulError = nul && fail('Invalid', nul.length === 0 ? noun : nul.join('.'), NUL_REASON);
     if (check.Check(value)) {

@@ -11,18 +11,23 @@ import type { TSchema } from '@sinclair/typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import sjson from 'secure-json-parse';
 import type { Config } from '../config.ts';
+import { ApiKeyCache } from '../domain/accounts/key-cache.ts';
 import { TrackwayError } from '../domain/errors.ts';
 import type { Account } from '../domain/model.ts';
-import type { Clock, Store } from '../domain/ports.ts';
+import type { Clock, RateLimiter, Store } from '../domain/ports.ts';
 import { compileValidator } from '../domain/validation.ts';
 import { authenticateRequest } from './auth.ts';
+import { decodeBody } from './content-encoding.ts';
 import { handleError, MAX_BODY_BYTES } from './errors.ts';
+import { createMetrics, type Metrics } from './metrics.ts';
+import { limitAccount, limitAuthFailure } from './rate-limit.ts';
 import { registerListEvents } from './routes/events.list.ts';
 import { registerHealthRoutes } from './routes/health.ts';
 import { registerCreatePixel } from './routes/pixels.create.ts';
 import { registerGetPixel } from './routes/pixels.get.ts';
 import { registerListPixels } from './routes/pixels.list.ts';
 import { registerUpdatePixel } from './routes/pixels.update.ts';
+import { registerTrackBatch } from './routes/track.batch.post.ts';
 import { registerTrack } from './routes/track.post.ts';
 import { registerCreateWebhook } from './routes/webhooks.create.ts';
 import { registerDeleteWebhook } from './routes/webhooks.delete.ts';
@@ -39,8 +44,12 @@ export interface AppDeps {
   clock: Clock;
   config: Pick<Config, 'trustProxy' | 'webhookAllowPrivate' | 'webhookAllowHttp'>;
   logger: FastifyBaseLogger;
+  /** Counts requests per account and failed authentications per IP; `null` turns limits off. */
+  rateLimiter: RateLimiter | null;
   /** Wakes the delivery worker after a commit that wrote webhook messages. */
   onOutboxWrite?: () => void;
+  /** The process's metrics (shared with the delivery worker); a fresh set when left out. */
+  metrics?: Metrics;
 }
 
 export type App = FastifyInstance<
@@ -78,7 +87,9 @@ function parseJson(body: string): unknown {
   }
 }
 
-export async function buildApp(deps: AppDeps): Promise<App> {
+export async function buildApp(given: AppDeps): Promise<App> {
+  const metrics = given.metrics ?? createMetrics();
+  const deps: AppDeps = { ...given, metrics };
   const app = Fastify({
     loggerInstance: deps.logger,
     // No per-request info logs: they halve throughput. Errors and slow requests are logged.
@@ -121,6 +132,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     }
   });
 
+  // gzip bodies are decoded before the JSON parser, under the route's size limit.
+  app.addHook('preParsing', async (request, _reply, payload) => decodeBody(request, payload));
+
   app.setErrorHandler(handleError);
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send({
@@ -133,6 +147,15 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     reply.header('x-request-id', request.id);
   });
   app.addHook('onResponse', async (request, reply) => {
+    // Route templates only (never the raw URL, which carries ids), so label sets stay small.
+    const route = request.routeOptions.url ?? 'unmatched';
+    metrics.httpRequests.observe(
+      { method: request.method, route, status: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
+    if (reply.statusCode === 429) {
+      metrics.rateLimited.inc({ scope: request.account ? 'account' : 'failed_auth' });
+    }
     if (reply.elapsedTime > SLOW_REQUEST_MS) {
       request.log.warn(
         {
@@ -166,13 +189,31 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
   registerHealthRoutes(app, deps);
+  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+    reply.type(metrics.registry.contentType);
+    return metrics.registry.metrics();
+  });
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
+  // Key lookups are reused for at most 1 s (the contract's bound for plan changes).
+  const keys = new ApiKeyCache(deps.store.accounts, deps.clock);
   await app.register(async (v1) => {
-    v1.addHook('onRequest', async (request) => {
-      request.account = await authenticateRequest(deps.store, request.headers.authorization);
+    const limiter = deps.rateLimiter;
+    v1.addHook('onRequest', async (request, reply) => {
+      const now = deps.clock.now();
+      try {
+        request.account = await authenticateRequest(keys, request.headers.authorization);
+      } catch (error) {
+        if (limiter && error instanceof TrackwayError && error.code === 'unauthorized') {
+          throw await limitAuthFailure(limiter, request.ip, now, error);
+        }
+        throw error;
+      }
+      // After authentication (and its 403s): only a live, entitled account has quotas.
+      if (limiter) await limitAccount(limiter, request.account, now, reply);
     });
     registerTrack(v1, deps);
+    registerTrackBatch(v1, deps);
     registerListPixels(v1, deps);
     registerCreatePixel(v1, deps);
     registerGetPixel(v1, deps);

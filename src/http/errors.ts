@@ -3,9 +3,11 @@
  * `error` name. Bodies are always `{ error, message }`, plus `field` when one field is at fault.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { type ErrorCode, TrackwayError } from '../domain/errors.ts';
+import { type ErrorCode, RateLimitedError, TrackwayError } from '../domain/errors.ts';
 
 export const MAX_BODY_BYTES = 32_768;
+/** POST /v1/track/batch: room for 1,000 typical events (Segment's batch limit is 500 KB). */
+export const MAX_BATCH_BODY_BYTES = 524_288;
 
 const CATALOGUE: Record<ErrorCode, { status: number; error: string }> = {
   invalid_request: { status: 400, error: 'Invalid request' },
@@ -31,14 +33,15 @@ export function errorBody(error: TrackwayError): { status: number; body: ErrorBo
   const { status, error: name } = CATALOGUE[error.code];
   const body: ErrorBody = { error: name, message: error.message };
   if (error.field !== undefined) body.field = error.field;
+  if (error instanceof RateLimitedError) body.retry_after = error.retryAfter;
   return { status, body };
 }
 
 /** Fastify's own errors (body parsing, limits) in the product's words. */
-function fromFastify(error: FastifyError): TrackwayError | undefined {
+function fromFastify(error: FastifyError, bodyLimit: number): TrackwayError | undefined {
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new TrackwayError('payload_too_large', `Request body exceeds ${MAX_BODY_BYTES} bytes`);
+      return new TrackwayError('payload_too_large', `Request body exceeds ${bodyLimit} bytes`);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new TrackwayError('unsupported_media_type', 'Content-Type must be application/json');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
@@ -55,19 +58,21 @@ function fromFastify(error: FastifyError): TrackwayError | undefined {
   return undefined;
 }
 
-export function toTrackwayError(error: unknown): TrackwayError {
+/** `bodyLimit` is the route's, for the 413 message (the batch route allows more). */
+export function toTrackwayError(error: unknown, bodyLimit = MAX_BODY_BYTES): TrackwayError {
   if (error instanceof TrackwayError) return error;
-  const known = fromFastify(error as FastifyError);
+  const known = fromFastify(error as FastifyError, bodyLimit);
   if (known) return known;
   return new TrackwayError('internal', 'An unexpected error occurred');
 }
 
 export function handleError(error: unknown, request: FastifyRequest, reply: FastifyReply) {
-  const mapped = toTrackwayError(error);
+  const mapped = toTrackwayError(error, request.routeOptions.bodyLimit ?? MAX_BODY_BYTES);
   if (mapped.code === 'internal') {
     // The only place a stack trace goes: the log, never the client.
     request.log.error({ err: error }, 'unhandled error');
   }
   const { status, body } = errorBody(mapped);
+  if (body.retry_after !== undefined) reply.header('retry-after', body.retry_after);
   return reply.code(status).send(body);
 }

@@ -11,6 +11,7 @@ export async function renderOpenApi(): Promise<Record<string, unknown>> {
     clock: systemClock,
     config: { trustProxy: false, webhookAllowPrivate: true, webhookAllowHttp: true },
     logger: createLogger('silent'),
+    rateLimiter: null,
   });
   await app.ready();
   const document = app.swagger() as unknown as Record<string, unknown>;

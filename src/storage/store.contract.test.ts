@@ -159,10 +159,11 @@ for (const kind of await testStores()) {
 
     describe('accounts and keys', () => {
       it('round-trips accounts and finds them by unrevoked key hash only', async () => {
+        // Custom limits past 2^31 (a big enterprise's day) must round-trip as numbers.
         const acct = account({
           plan: 'enterprise',
-          customRequestsPerMinute: 1000,
-          customDailyLimit: 5000,
+          customRequestsPerMinute: 3_000_000_000,
+          customDailyLimit: 1_000_000_000_000,
         });
         const key = {
           id: newId('key'),
@@ -566,8 +567,8 @@ for (const kind of await testStores()) {
           fc.asyncProperty(
             fc.array(arbEvent, { maxLength: 60 }),
             fc.array(arbQuery, { minLength: 1, maxLength: 8 }),
-            fc.boolean(),
-            async (rows, queries, concurrently) => {
+            fc.constantFrom('one by one', 'concurrently', 'as one batch'),
+            async (rows, queries, mode) => {
               const { acct, px } = await setup();
               const events = rows.map((r) =>
                 event(px, {
@@ -576,13 +577,19 @@ for (const kind of await testStores()) {
                   timestamp: new Date(H + r.at),
                 }),
               );
-              // Concurrent inserts go through the PostgreSQL group commit as batches that
-              // carry duplicates of each other; whichever wins, only the winner may count.
-              const stored = concurrently
-                ? await Promise.all(events.map((e) => store.events.insertEvent(e, []))).then(
-                    (outcomes) => events.filter((_, i) => outcomes[i] === 'inserted'),
-                  )
-                : await insertAll(events);
+              // Concurrent inserts and batch requests go through group commit as batches
+              // that carry duplicates of each other; whichever wins, only the winner counts.
+              let stored: TrackedEvent[];
+              if (mode === 'one by one') stored = await insertAll(events);
+              else {
+                const outcomes =
+                  mode === 'concurrently'
+                    ? await Promise.all(events.map((e) => store.events.insertEvent(e, [])))
+                    : (
+                        await store.events.insertEvents(events.map((e) => ({ event: e, emit: [] })))
+                      ).map((r) => (r.status === 'fulfilled' ? r.value : 'failed'));
+                stored = events.filter((_, i) => outcomes[i] === 'inserted');
+              }
               for (const q of queries) {
                 const [from, to] =
                   q.from !== undefined && q.to !== undefined && q.from > q.to
@@ -600,6 +607,106 @@ for (const kind of await testStores()) {
           ),
           { numRuns: 40 },
         );
+      });
+    });
+
+    describe('group commit', () => {
+      const listAll = async (accountId: string, pixelId: string) =>
+        store.events.listEvents({ accountId, pixelId, limit: 100, offset: 0 });
+      const messagesFor = async (endpointId: string) =>
+        (await claim(store, `w-${endpointId}`, at(60_000))).filter(
+          (d) => d.endpoint.id === endpointId,
+        );
+      /** A row both databases refuse: an invalid Date binds as NULL on SQLite, bad text on PostgreSQL. */
+      const unstorable = (p: Pixel) =>
+        event(p, { eventId: 'bad', timestamp: new Date(Number.NaN) });
+
+      it('stores every acknowledged event of a burst of single and batch inserts', async () => {
+        const { acct, px } = await setup();
+        const hook = await subscribe(acct.id);
+        const singles = Array.from({ length: 60 }, (_, i) => event(px, { eventId: `s-${i}` }));
+        const batch = Array.from({ length: 40 }, (_, i) => event(px, { eventId: `b-${i}` }));
+        const [outcomes, batchResults] = await Promise.all([
+          Promise.all(singles.map((e) => store.events.insertEvent(e, [tracked(e)]))),
+          store.events.insertEvents(batch.map((e) => ({ event: e, emit: [tracked(e)] }))),
+        ]);
+        assert.deepEqual(outcomes, Array(60).fill('inserted'));
+        assert.deepEqual(batchResults, Array(40).fill({ status: 'fulfilled', value: 'inserted' }));
+        const { total } = await listAll(acct.id, px.id);
+        assert.equal(total, 100);
+        assert.equal((await messagesFor(hook.id)).length, 100);
+      });
+
+      it('keeps the first of equal event ids within one batch and against stored events', async () => {
+        const { acct, px } = await setup();
+        const hook = await subscribe(acct.id);
+        const stored = event(px, { eventId: 'old', value: 1 });
+        assert.equal(await store.events.insertEvent(stored, [tracked(stored)]), 'inserted');
+        const batch = [
+          event(px, { eventId: 'new', value: 2 }),
+          event(px, { eventId: 'old', value: 3 }),
+          event(px, { eventId: 'new', value: 4 }),
+        ];
+        const results = await store.events.insertEvents(
+          batch.map((e) => ({ event: e, emit: [tracked(e)] })),
+        );
+        assert.deepEqual(
+          results.map((r) => (r.status === 'fulfilled' ? r.value : 'rejected')),
+          ['inserted', 'duplicate', 'duplicate'],
+        );
+        const { events } = await listAll(acct.id, px.id);
+        assert.deepEqual(events.map((e) => [e.eventId, e.value]).sort(), [
+          ['new', 2],
+          ['old', 1],
+        ]);
+        assert.equal((await messagesFor(hook.id)).length, 2);
+      });
+
+      it('fails only the row the database refuses, not its neighbours', async () => {
+        const { acct, px } = await setup();
+        const hook = await subscribe(acct.id);
+        const good = [event(px, { eventId: 'good-1' }), event(px, { eventId: 'good-2' })];
+        const bad = unstorable(px);
+        // Concurrent singles share one transaction; so does one batch.
+        const singles = await Promise.allSettled(
+          [good[0]!, bad, good[1]!].map((e) => store.events.insertEvent(e, [tracked(e)])),
+        );
+        assert.deepEqual(
+          singles.map((r) => r.status),
+          ['fulfilled', 'rejected', 'fulfilled'],
+        );
+        const more = [event(px, { eventId: 'good-3' }), bad, event(px, { eventId: 'good-4' })];
+        const results = await store.events.insertEvents(
+          more.map((e) => ({ event: e, emit: [tracked(e)] })),
+        );
+        assert.deepEqual(
+          results.map((r) => r.status),
+          ['fulfilled', 'rejected', 'fulfilled'],
+        );
+        const { events } = await listAll(acct.id, px.id);
+        assert.deepEqual(events.map((e) => e.eventId).sort(), [
+          'good-1',
+          'good-2',
+          'good-3',
+          'good-4',
+        ]);
+        assert.equal((await messagesFor(hook.id)).length, 4);
+      });
+
+      it('answers and stores what was queued when close() is called', async () => {
+        const own = await kind.open();
+        const acct = account();
+        await own.accounts.createAccount(acct, null);
+        const px = pixel(acct.id);
+        await own.pixels.createPixel(px, null, []);
+        const single = own.events.insertEvent(event(px, { eventId: 'at-close-1' }), []);
+        const batch = own.events.insertEvents([
+          { event: event(px, { eventId: 'at-close-2' }), emit: [] },
+        ]);
+        await own.close();
+        // Settled, not failed with "database closed": each settles only after its commit.
+        assert.equal(await single, 'inserted');
+        assert.deepEqual(await batch, [{ status: 'fulfilled', value: 'inserted' }]);
       });
     });
 
@@ -622,12 +729,13 @@ for (const kind of await testStores()) {
         assert.equal(d?.attempt, 1);
         assert.deepEqual(d?.createdAt, e.receivedAt);
         const body = JSON.parse(d!.body);
+        // Contract §6: the payload's timestamp is when the message was first sent.
         assert.deepEqual(body, {
           id: d?.messageId,
           event: 'event.tracked',
           data: { event_id: e.eventId },
           webhook_id: wanted.id,
-          timestamp: e.receivedAt.toISOString(),
+          timestamp: at(60_000).toISOString(),
         });
       });
 

@@ -5,7 +5,7 @@
 import { TrackwayError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { Account, ApiKeyRecord } from '../model.ts';
-import type { Clock, NewApiKeyRow, Store } from '../ports.ts';
+import type { AccountStore, Clock, NewApiKeyRow, Store } from '../ports.ts';
 import { generateApiKey, hashApiKey, hasValidChecksum } from './api-key.ts';
 import { PLANS, type PlanName, type SubscriptionStatus } from './plans.ts';
 
@@ -158,13 +158,17 @@ export const INVALID_API_KEY = 'Invalid API key';
 /**
  * Resolves a presented key to its account. The checksum is checked before any storage lookup,
  * so a mistyped or guessed key costs nothing. 401 for anything that is not a live key; 403 when
- * the key is good but the subscription does not allow API access.
+ * the key is good but the subscription does not allow API access. `keys` is the account store or
+ * an ApiKeyCache in front of it; the access check runs on every request either way.
  */
-export async function authenticate(store: Store, presented: string | undefined): Promise<Account> {
+export async function authenticate(
+  keys: Pick<AccountStore, 'findByKeyHash'>,
+  presented: string | undefined,
+): Promise<Account> {
   if (presented === undefined || !hasValidChecksum(presented)) {
     throw new TrackwayError('unauthorized', INVALID_API_KEY);
   }
-  const found = await store.accounts.findByKeyHash(hashApiKey(presented));
+  const found = await keys.findByKeyHash(hashApiKey(presented));
   if (!found) throw new TrackwayError('unauthorized', INVALID_API_KEY);
   assertApiAccess(found.account);
   return found.account;

@@ -3,7 +3,7 @@
  * of everything before it. The checksum lets a typo or a guess be refused without touching
  * storage (and lets secret scanners recognise a real key); only the SHA-256 is ever stored.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { encodeBase62 } from '../ids.ts';
 
@@ -28,7 +28,7 @@ function checksum(body: string): string {
 }
 
 export function hashApiKey(apiKey: string): string {
-  return createHash('sha256').update(apiKey).digest('hex');
+  return hash('sha256', apiKey, 'hex');
 }
 
 export function generateApiKey(): NewApiKey {

@@ -105,6 +105,49 @@ export const TrackEventResponseSchema = Type.Object({
 });
 export type TrackEventResponse = Static<typeof TrackEventResponseSchema>;
 
+/** Most events one `POST /v1/track/batch` carries. */
+export const MAX_BATCH_EVENTS = 1_000;
+
+export const TrackBatchSchema = Type.Object(
+  {
+    events: Type.Array(TrackEventSchema, {
+      minItems: 1,
+      maxItems: MAX_BATCH_EVENTS,
+      description:
+        '1 to 1,000 events, each exactly as `POST /v1/track` takes it. Each is validated on its own: an invalid event is reported in its slot of `results` and does not stop the others.',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * One slot per event, in request order. `status` is what `POST /v1/track` would have answered
+ * for that event alone; the other fields are that answer's body (success or error).
+ */
+export const TrackBatchResultSchema = Type.Object({
+  index: Type.Integer({ description: 'Position of the event in `events`, from 0.' }),
+  status: Type.Integer({
+    description:
+      'The status the event alone would have got: 200 (tracked or deduplicated), 400, 404, 409, or 500 (not stored; safe to retry).',
+  }),
+  success: Type.Optional(Type.Boolean({ description: 'Present (true) when status is 200.' })),
+  event_id: Type.Optional(Type.String()),
+  message: Type.String(),
+  deduplicated: Type.Optional(Type.Boolean()),
+  warnings: Type.Optional(Type.Array(Type.String())),
+  error: Type.Optional(Type.String({ description: 'Present when status is not 200.' })),
+  field: Type.Optional(Type.String()),
+});
+export type TrackBatchResult = Static<typeof TrackBatchResultSchema>;
+
+export const TrackBatchResponseSchema = Type.Object({
+  accepted: Type.Integer({ description: 'Events newly stored (each emits `event.tracked`).' }),
+  deduplicated: Type.Integer({ description: 'Events whose `event_id` was already stored.' }),
+  rejected: Type.Integer({ description: 'Events not stored: status 400, 404, 409 or 500.' }),
+  results: Type.Array(TrackBatchResultSchema),
+});
+export type TrackBatchResponse = Static<typeof TrackBatchResponseSchema>;
+
 export const ListEventsQuerySchema = Type.Object(
   {
     limit: Type.Optional(

@@ -1,7 +1,8 @@
 import type { Context } from '../context.ts';
 import { invalidField, pixelNotFound, TrackwayError } from '../errors.ts';
 import { newEventId } from '../ids.ts';
-import type { TrackedEvent, WebhookEvent } from '../model.ts';
+import type { Pixel, TrackedEvent, WebhookEvent } from '../model.ts';
+import type { InsertOutcome } from '../ports.ts';
 import type { TrackEventInput, TrackEventResponse } from './schemas.ts';
 import { eventNameWarning } from './standard-events.ts';
 import { hashUserData } from './user-data.ts';
@@ -67,22 +68,16 @@ export function eventTracked(event: TrackedEvent): WebhookEvent {
   };
 }
 
-export async function trackEvent({
-  ctx,
-  input,
-}: {
-  ctx: Context;
-  input: TrackEventInput;
-}): Promise<TrackEventResponse> {
-  const event = prepareEvent(ctx.account.id, input, ctx.clock.now());
-  const pixel = await ctx.store.pixels.getPixel(ctx.account.id, event.pixelId);
-  // Another account's pixel is indistinguishable from one that does not exist.
-  if (!pixel) throw pixelNotFound(event.pixelId);
+/** Another account's pixel is indistinguishable from one that does not exist. */
+export function assertTrackable(pixel: Pixel | null, pixelId: string): asserts pixel is Pixel {
+  if (!pixel) throw pixelNotFound(pixelId);
   if (pixel.status === 'paused') {
     throw new TrackwayError('conflict', `Pixel is paused: ${pixel.id}`, 'pixel_id');
   }
-  const outcome = await ctx.store.events.insertEvent(event, [eventTracked(event)]);
-  const warning = eventNameWarning(event.eventName);
+}
+
+/** The 200 body for a stored (or deduplicated) event. */
+export function trackResponse(event: TrackedEvent, outcome: InsertOutcome): TrackEventResponse {
   const response: TrackEventResponse =
     outcome === 'inserted'
       ? { success: true, event_id: event.eventId, message: 'Event tracked' }
@@ -92,6 +87,20 @@ export async function trackEvent({
           message: 'Duplicate event_id; the first event was kept',
           deduplicated: true,
         };
+  const warning = eventNameWarning(event.eventName);
   if (warning) response.warnings = [warning];
   return response;
+}
+
+export async function trackEvent({
+  ctx,
+  input,
+}: {
+  ctx: Context;
+  input: TrackEventInput;
+}): Promise<TrackEventResponse> {
+  const event = prepareEvent(ctx.account.id, input, ctx.clock.now());
+  assertTrackable(await ctx.store.pixels.getPixel(ctx.account.id, event.pixelId), event.pixelId);
+  const outcome = await ctx.store.events.insertEvent(event, [eventTracked(event)]);
+  return trackResponse(event, outcome);
 }

@@ -3,7 +3,7 @@
  * (as the contract §3 fixes them). Every value is hashed here, before a record exists, so raw
  * PII never reaches storage, logs or webhooks.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import { invalidField } from '../errors.ts';
 import { isCountryCode } from './codes.ts';
@@ -28,7 +28,9 @@ const PHONE_SEPARATORS = /[\s\-.()]/g;
 const US_ZIP_PLUS_4 = /^(\d{5})[\s-]?\d{4}$/;
 
 export function sha256Hex(value: string): string {
-  return createHash('sha256').update(value, 'utf8').digest('hex');
+  // One-shot hash(): about 3x cheaper than createHash().update().digest() for short strings,
+  // which matters at up to nine values per event.
+  return hash('sha256', value, 'hex');
 }
 
 /** A value that already is a SHA-256 (lowercase hex) is the caller's own hash: keep it. */

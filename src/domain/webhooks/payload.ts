@@ -1,21 +1,23 @@
-import type { WebhookEvent } from '../model.ts';
+import type { WebhookEventType } from '../model.ts';
 
 /**
  * The delivery body: the spec's `{event, data, webhook_id, timestamp}` plus `id`, the message
- * id. Serialised once, when the message is committed, and stored: every retry sends the same
- * bytes, so a receiver can deduplicate on `id` and the signature of a replay is identical.
+ * id. `timestamp` is when the message was first sent (contract §6), so the body is serialised
+ * when the first attempt is claimed and stored: every retry sends the same bytes, a receiver
+ * can deduplicate on `id`, and the signature of a replay is identical.
  */
 export function webhookBody(
   messageId: string,
   endpointId: string,
-  event: WebhookEvent,
-  at: Date,
+  type: WebhookEventType,
+  data: unknown,
+  firstSentAt: Date,
 ): string {
   return JSON.stringify({
     id: messageId,
-    event: event.type,
-    data: event.data,
+    event: type,
+    data,
     webhook_id: endpointId,
-    timestamp: at.toISOString(),
+    timestamp: firstSentAt.toISOString(),
   });
 }

@@ -542,6 +542,29 @@ for (const kind of await testStores()) {
         assert.deepEqual(revoked.json(), unauthorized);
       });
 
+      it('honours a revoked key and a lapsed subscription within one second', async () => {
+        // Key lookups are cached for up to 1 s; the test clock stands for the passing second.
+        const owner = await h.account('pro');
+        const list = () => h.request(owner, { method: 'GET', url: '/v1/pixels' });
+        assert.equal((await list()).statusCode, 200);
+        await setPlan({ store: h.store, clock: h.clock }, owner.account.id, {
+          status: 'canceled',
+        });
+        h.clock.set(new Date(h.clock.current.getTime() + 1_000));
+        const canceled = await list();
+        assert.equal(canceled.statusCode, 403);
+        assert.match(canceled.json().message, /subscription is canceled/);
+        await setPlan({ store: h.store, clock: h.clock }, owner.account.id, { status: 'active' });
+        h.clock.set(new Date(h.clock.current.getTime() + 1_000));
+        assert.equal((await list()).statusCode, 200);
+        await revokeKey(
+          { store: h.store, clock: h.clock },
+          (await h.store.accounts.listApiKeys(owner.account.id))[0]!.id,
+        );
+        h.clock.set(new Date(h.clock.current.getTime() + 1_000));
+        assert.equal((await list()).statusCode, 401);
+      });
+
       it('checks the key before reading the body', async () => {
         const res = await h.app.inject({
           method: 'POST',

@@ -25,6 +25,7 @@ export function registerTrack(app: App, deps: AppDeps): void {
     async (request) => {
       const result = await trackEvent({ ctx: contextOf(deps, request), input: request.body });
       if (!result.deduplicated) deps.onOutboxWrite?.();
+      deps.metrics?.eventsTracked.inc({ result: result.deduplicated ? 'deduplicated' : 'stored' });
       return result;
     },
   );

@@ -52,11 +52,23 @@ export function describeTarget(url: string): string {
   }
 }
 
+/**
+ * bigint columns (custom limits) come back as numbers, as SQLite gives them: every value this
+ * service keeps there is far below 2^53.
+ */
+const int8AsNumber = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === pg.types.builtins.INT8
+      ? (value: string) => Number(value)
+      : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+
 export function createPool(options: PostgresOptions): { pool: pg.Pool; schema: string | null } {
   const { connectionString, schema } = parsePostgresUrl(options.url);
   const pool = new pg.Pool({
     connectionString,
     max: options.poolSize ?? 10,
+    types: int8AsNumber,
     // The search path is a startup parameter, so it costs no extra round trip per connection.
     ...(schema !== null && { options: `-c search_path=${schema}` }),
   });

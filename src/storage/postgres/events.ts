@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import type { TrackedEvent, WebhookEvent } from '../../domain/model.ts';
-import type { EventQuery, EventStore } from '../../domain/ports.ts';
+import type { EventQuery, EventStore, InsertOutcome, NewEvent } from '../../domain/ports.ts';
 import { planTotal, totalSql } from '../event-totals.ts';
+import { GroupCommit } from '../group-commit.ts';
 import { inTransaction } from './database.ts';
 import { writeOutbox } from './webhooks.ts';
 
@@ -39,14 +40,8 @@ const toEvent = (r: EventRow): TrackedEvent => ({
   customData: r.custom_data,
 });
 
-type Outcome = 'inserted' | 'duplicate';
-
-interface Pending {
-  event: TrackedEvent;
-  emit: WebhookEvent[];
-  resolve(outcome: Outcome): void;
-  reject(error: unknown): void;
-}
+type Outcome = InsertOutcome;
+type Pending = NewEvent;
 
 /** Most events one transaction carries: bounds statement size and the wait of the last caller. */
 export const MAX_BATCH = 256;
@@ -138,70 +133,32 @@ async function insertMany(db: pg.PoolClient, batch: Pending[]): Promise<Outcome[
 }
 
 /**
- * Group commit. A PostgreSQL commit waits for the WAL flush; paying it once per event caps
- * ingest at a few thousand events per second per connection. Instead, calls that arrive while
- * a batch is being committed queue up and go together in the next transaction (at most
- * MAX_BATCH). A lone call waits only for one setImmediate turn, so latency stays one commit.
- * Every caller's promise settles after its batch commits: a 200 still means "durable".
+ * Group commit (../group-commit.ts). A PostgreSQL commit waits for the WAL flush; paying it once
+ * per event caps ingest at a few thousand events per second per connection. Concurrent calls go
+ * together in one transaction (at most MAX_BATCH events, a batch request never split), and each
+ * settles after its transaction commits: a 200 still means "durable".
  */
 export class PostgresEventStore implements EventStore {
-  private queue: Pending[] = [];
-  private running = false;
-  private idle: Promise<void> = Promise.resolve();
-  private markIdle: () => void = () => {};
+  private readonly batches: GroupCommit<NewEvent, Outcome>;
 
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(private readonly pool: pg.Pool) {
+    this.batches = new GroupCommit(
+      (batch) => inTransaction(this.pool, (db) => insertMany(db, batch)),
+      MAX_BATCH,
+    );
+  }
 
   insertEvent(event: TrackedEvent, emit: WebhookEvent[]): Promise<Outcome> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ event, emit, resolve, reject });
-      if (!this.running) {
-        this.running = true;
-        this.idle = new Promise((done) => {
-          this.markIdle = done;
-        });
-        // One turn of the event loop lets the other requests already parsed join the batch.
-        setImmediate(() => void this.drain());
-      }
-    });
+    return this.batches.one({ event, emit });
+  }
+
+  insertEvents(events: NewEvent[]): Promise<PromiseSettledResult<Outcome>[]> {
+    return this.batches.submit(events);
   }
 
   /** Resolves once no batch is queued or in flight (used by close()). */
   flushed(): Promise<void> {
-    return this.idle;
-  }
-
-  private async drain(): Promise<void> {
-    while (this.queue.length > 0) {
-      const batch = this.queue.splice(0, MAX_BATCH);
-      await this.commit(batch);
-    }
-    this.running = false;
-    this.markIdle();
-  }
-
-  private async commit(batch: Pending[]): Promise<void> {
-    try {
-      const outcomes = await inTransaction(this.pool, (db) => insertMany(db, batch));
-      batch.forEach((p, i) => {
-        p.resolve(outcomes[i]!);
-      });
-    } catch (error) {
-      if (batch.length === 1) {
-        batch[0]!.reject(error);
-        return;
-      }
-      // One bad row (or a lost connection) must not fail its neighbours: retry each on its
-      // own, so only the events that really cannot be stored report an error.
-      for (const p of batch) {
-        try {
-          const [outcome] = await inTransaction(this.pool, (db) => insertMany(db, [p]));
-          p.resolve(outcome!);
-        } catch (single) {
-          p.reject(single);
-        }
-      }
-    }
+    return this.batches.flushed();
   }
 
   async listEvents(query: EventQuery) {

@@ -12,13 +12,16 @@ import type {
   Change,
   EventQuery,
   EventStore,
+  InsertOutcome,
   NewApiKeyRow,
+  NewEvent,
   Page,
   PixelStore,
   Store,
   WebhookStore,
 } from '../../domain/ports.ts';
 import { dayOf, hourOf, planTotal, totalSql } from '../event-totals.ts';
+import { GroupCommit } from '../group-commit.ts';
 import { migrateSqlite, openSqlite, type SqliteDatabase } from './database.ts';
 import { outboxWriter, SqliteWebhookStore } from './webhooks.ts';
 
@@ -292,11 +295,24 @@ class SqlitePixelStore implements PixelStore {
   }
 }
 
+/**
+ * Most events one transaction gathers from concurrent calls. It bounds how long the write lock
+ * is held and how long the last caller of a batch waits; a batch request larger than this is
+ * still committed whole.
+ */
+const MAX_BATCH = 512;
+
+/**
+ * Inserts go through group commit (../group-commit.ts): better-sqlite3 is synchronous and
+ * synchronous=FULL fsyncs every commit, so the win is one fsync per batch instead of one per
+ * event. Each caller is answered after the transaction holding its event has committed.
+ */
 class SqliteEventStore implements EventStore {
   private readonly insert;
   private readonly countAll;
   private readonly countDay;
   private readonly countHour;
+  private readonly batches: GroupCommit<NewEvent, InsertOutcome>;
 
   constructor(
     private readonly db: SqliteDatabase,
@@ -325,31 +341,45 @@ class SqliteEventStore implements EventStore {
        VALUES (@pixelId, @accountId, @eventName, @hour, 1)
        ON CONFLICT (pixel_id, account_id, event_name, hour) DO UPDATE SET n = n + 1`,
     );
+    // Rows go in in list order, so within one batch the first of equal event ids wins.
+    // IMMEDIATE takes the write lock up front, so busy_timeout covers a concurrent CLI writer.
+    const insertAll = db.transaction((items: NewEvent[]) =>
+      items.map(({ event, emit }) => this.insertOne(event, emit)),
+    );
+    this.batches = new GroupCommit((items) => insertAll.immediate(items), MAX_BATCH);
   }
 
-  async insertEvent(event: TrackedEvent, emit: WebhookEvent[]) {
-    return this.db.transaction((): 'inserted' | 'duplicate' => {
-      const { changes } = this.insert.run({
-        ...event,
-        timestamp: event.timestamp.getTime(),
-        receivedAt: event.receivedAt.getTime(),
-        userData: json(event.userData),
-        customData: json(event.customData),
-      });
-      if (changes === 0) return 'duplicate';
-      // Same transaction as the row: the counts can never disagree with the table.
-      const key = {
-        pixelId: event.pixelId,
-        accountId: event.accountId,
-        eventName: event.eventName,
-      };
-      const ms = event.timestamp.getTime();
-      this.countAll.run(key);
-      this.countDay.run({ ...key, day: dayOf(ms) });
-      this.countHour.run({ ...key, hour: hourOf(ms) });
-      this.outbox(emit);
-      return 'inserted';
-    })();
+  /** One row and, when it is new, its outbox messages; runs inside the batch's transaction. */
+  private insertOne(event: TrackedEvent, emit: WebhookEvent[]): InsertOutcome {
+    const { changes } = this.insert.run({
+      ...event,
+      timestamp: event.timestamp.getTime(),
+      receivedAt: event.receivedAt.getTime(),
+      userData: json(event.userData),
+      customData: json(event.customData),
+    });
+    if (changes === 0) return 'duplicate';
+    // Same transaction as the row: the counts can never disagree with the table.
+    const key = { pixelId: event.pixelId, accountId: event.accountId, eventName: event.eventName };
+    const ms = event.timestamp.getTime();
+    this.countAll.run(key);
+    this.countDay.run({ ...key, day: dayOf(ms) });
+    this.countHour.run({ ...key, hour: hourOf(ms) });
+    this.outbox(emit);
+    return 'inserted';
+  }
+
+  insertEvent(event: TrackedEvent, emit: WebhookEvent[]): Promise<InsertOutcome> {
+    return this.batches.one({ event, emit });
+  }
+
+  insertEvents(events: NewEvent[]): Promise<PromiseSettledResult<InsertOutcome>[]> {
+    return this.batches.submit(events);
+  }
+
+  /** Resolves once no batch is queued or in flight (used by close()). */
+  flushed(): Promise<void> {
+    return this.batches.flushed();
   }
 
   async listEvents(query: EventQuery) {
@@ -395,7 +425,7 @@ class SqliteEventStore implements EventStore {
 export class SqliteStore implements Store {
   readonly accounts: AccountStore;
   readonly pixels: PixelStore;
-  readonly events: EventStore;
+  readonly events: SqliteEventStore;
   readonly webhooks: WebhookStore;
 
   private constructor(readonly db: SqliteDatabase) {
@@ -422,7 +452,9 @@ export class SqliteStore implements Store {
     this.db.prepare('SELECT 1').get();
   }
 
+  /** Commits what is queued (those callers are still answered), then closes the file. */
   async close(): Promise<void> {
+    await this.events.flushed();
     if (this.db.open) this.db.close();
   }
 }

@@ -1,0 +1,44 @@
+/**
+ * Redis down must not take the API down (contract §7): while the shared limiter fails, each
+ * instance limits on its own in memory. The outage is logged once when it starts and once when
+ * Redis answers again; nothing is logged per request.
+ */
+import type { Logger } from 'pino';
+import type { RateDecision, RateLimiter, RateQuota } from '../domain/ports.ts';
+
+export class FailOpenRateLimiter implements RateLimiter {
+  readonly #shared: RateLimiter;
+  readonly #local: RateLimiter;
+  readonly #logger: Logger;
+  #degraded = false;
+
+  constructor(shared: RateLimiter, local: RateLimiter, logger: Logger) {
+    this.#shared = shared;
+    this.#local = local;
+    this.#logger = logger;
+  }
+
+  async consume(key: string, quotas: readonly RateQuota[], now: Date): Promise<RateDecision> {
+    try {
+      const decision = await this.#shared.consume(key, quotas, now);
+      if (this.#degraded) {
+        this.#degraded = false;
+        this.#logger.warn('Redis reachable again: rate limits are shared across instances again');
+      }
+      return decision;
+    } catch (error) {
+      if (!this.#degraded) {
+        this.#degraded = true;
+        this.#logger.warn(
+          { err: error },
+          'Redis unreachable: rate limits fall back to this instance alone until it returns',
+        );
+      }
+      return this.#local.consume(key, quotas, now);
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.#shared.close(), this.#local.close()]);
+  }
+}

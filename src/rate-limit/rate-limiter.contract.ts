@@ -1,0 +1,150 @@
+/**
+ * ONE behaviour for every RateLimiter adapter (memory, Redis). Window boundaries are driven by
+ * the `now` each call passes, never by waiting.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import type { RateLimiter, RateQuota } from '../domain/ports.ts';
+
+export interface LimiterKind {
+  name: string;
+  /** `undefined` skips the adapter (its server is not there and CI is not set). */
+  open(): Promise<RateLimiter | undefined>;
+  close?(): Promise<void>;
+}
+
+const at = (iso: string) => new Date(iso);
+const epoch = (iso: string) => Date.parse(iso) / 1000;
+const quotas = (perMinute: number, perDay: number): RateQuota[] => [
+  { window: 'minute', limit: perMinute },
+  { window: 'day', limit: perDay },
+];
+
+export function rateLimiterContract(kind: LimiterKind): void {
+  describe(`RateLimiter contract: ${kind.name}`, () => {
+    let limiter: RateLimiter | undefined;
+    // Keys are unique per test so adapters with shared state (Redis) start clean every time.
+    const key = () => `acct_${randomUUID()}`;
+
+    before(async () => {
+      limiter = await kind.open();
+    });
+    after(async () => {
+      await limiter?.close();
+      await kind.close?.();
+    });
+
+    const test = (name: string, body: (l: RateLimiter) => Promise<void>) =>
+      it(name, async (t) => {
+        if (!limiter) return t.skip(`${kind.name} is not reachable`);
+        await body(limiter);
+      });
+
+    test('admits up to the per-minute limit, counting down, then refuses', async (l) => {
+      const k = key();
+      const now = at('2026-03-14T12:00:10.500Z');
+      for (let i = 1; i <= 3; i++) {
+        const d = await l.consume(k, quotas(3, 100), now);
+        assert.equal(d.allowed, true);
+        assert.deepEqual(d.windows, [
+          { window: 'minute', limit: 3, remaining: 3 - i, resetAt: epoch('2026-03-14T12:01:00Z') },
+          { window: 'day', limit: 100, remaining: 100 - i, resetAt: epoch('2026-03-15T00:00:00Z') },
+        ]);
+      }
+      const refused = await l.consume(k, quotas(3, 100), now);
+      assert.equal(refused.allowed, false);
+      assert.equal(refused.windows[0]!.remaining, 0);
+      assert.equal(refused.windows[1]!.remaining, 97, 'the refusal took nothing from the day');
+    });
+
+    test('aligns the minute window to the UTC minute', async (l) => {
+      const k = key();
+      assert.equal(
+        (await l.consume(k, quotas(1, 100), at('2026-03-14T12:00:00.000Z'))).allowed,
+        true,
+      );
+      assert.equal(
+        (await l.consume(k, quotas(1, 100), at('2026-03-14T12:00:59.999Z'))).allowed,
+        false,
+      );
+      const next = await l.consume(k, quotas(1, 100), at('2026-03-14T12:01:00.000Z'));
+      assert.equal(next.allowed, true);
+      assert.equal(next.windows[0]!.resetAt, epoch('2026-03-14T12:02:00Z'));
+      assert.equal(next.windows[1]!.remaining, 98);
+    });
+
+    test('refused requests consume nothing, in either window', async (l) => {
+      const k = key();
+      const now = at('2026-03-14T08:30:00Z');
+      await l.consume(k, quotas(2, 100), now);
+      await l.consume(k, quotas(2, 100), now);
+      for (let i = 0; i < 5; i++)
+        assert.equal((await l.consume(k, quotas(2, 100), now)).allowed, false);
+      const nextMinute = await l.consume(k, quotas(2, 100), at('2026-03-14T08:31:00Z'));
+      assert.equal(nextMinute.allowed, true);
+      assert.equal(nextMinute.windows[0]!.remaining, 1);
+      assert.equal(nextMinute.windows[1]!.remaining, 97);
+    });
+
+    test('aligns the daily window to the UTC day and needs room in both windows', async (l) => {
+      const k = key();
+      for (const minute of ['10', '11', '12']) {
+        const d = await l.consume(k, quotas(10, 3), at(`2026-03-14T23:${minute}:00Z`));
+        assert.equal(d.allowed, true);
+      }
+      const full = await l.consume(k, quotas(10, 3), at('2026-03-14T23:59:59.999Z'));
+      assert.equal(full.allowed, false, 'the minute has room but the day has none');
+      assert.equal(full.windows[0]!.remaining, 10, 'the refusal took nothing from the minute');
+      assert.equal(full.windows[1]!.resetAt, epoch('2026-03-15T00:00:00Z'));
+      const nextDay = await l.consume(k, quotas(10, 3), at('2026-03-15T00:00:00Z'));
+      assert.equal(nextDay.allowed, true);
+      assert.equal(nextDay.windows[1]!.remaining, 2);
+      assert.equal(nextDay.windows[1]!.resetAt, epoch('2026-03-16T00:00:00Z'));
+    });
+
+    test('keeps the count when the limits change mid-window (a plan change)', async (l) => {
+      const k = key();
+      const now = at('2026-03-14T09:00:05Z');
+      for (let i = 0; i < 5; i++) await l.consume(k, quotas(10, 100), now);
+      const lowered = await l.consume(k, quotas(5, 100), now);
+      assert.equal(lowered.allowed, false);
+      const raised = await l.consume(k, quotas(20, 100), now);
+      assert.equal(raised.allowed, true);
+      assert.equal(raised.windows[0]!.remaining, 14);
+      assert.equal(raised.windows[1]!.remaining, 94);
+    });
+
+    test('counts each key on its own', async (l) => {
+      const [a, b] = [key(), key()];
+      const now = at('2026-03-14T09:00:05Z');
+      assert.equal((await l.consume(a, quotas(1, 10), now)).allowed, true);
+      assert.equal((await l.consume(a, quotas(1, 10), now)).allowed, false);
+      assert.equal((await l.consume(b, quotas(1, 10), now)).allowed, true);
+    });
+
+    test('is exact under concurrent calls', async (l) => {
+      const k = key();
+      const now = at('2026-03-14T10:00:30Z');
+      const decisions = await Promise.all(
+        Array.from({ length: 300 }, () => l.consume(k, quotas(120, 1000), now)),
+      );
+      assert.equal(decisions.filter((d) => d.allowed).length, 120);
+      const after = await l.consume(k, quotas(120, 1000), now);
+      assert.equal(after.windows[1]!.remaining, 880);
+    });
+
+    test('works with one window only (failed-authentication counting)', async (l) => {
+      const k = `authfail:${randomUUID()}`;
+      const only: RateQuota[] = [{ window: 'minute', limit: 2 }];
+      const now = at('2026-03-14T10:00:30Z');
+      assert.equal((await l.consume(k, only, now)).allowed, true);
+      assert.equal((await l.consume(k, only, now)).allowed, true);
+      const refused = await l.consume(k, only, now);
+      assert.equal(refused.allowed, false);
+      assert.deepEqual(refused.windows, [
+        { window: 'minute', limit: 2, remaining: 0, resetAt: epoch('2026-03-14T10:01:00Z') },
+      ]);
+    });
+  });
+}
