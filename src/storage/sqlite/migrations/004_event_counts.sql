@@ -30,6 +30,12 @@ CREATE TABLE event_counts (
   PRIMARY KEY (pixel_id, account_id, event_name, hour)
 ) STRICT, WITHOUT ROWID;
 
+-- Without an event_name filter a range is summed over every name: these find the buckets of
+-- the range directly instead of reading all of the pixel's buckets (a pixel with 50 names over
+-- two years has 876,000 hour rows).
+CREATE INDEX event_counts_daily_by_day ON event_counts_daily (pixel_id, account_id, day);
+CREATE INDEX event_counts_by_hour ON event_counts (pixel_id, account_id, hour);
+
 -- SQLite's integer division truncates toward zero; subtracting the non-negative remainder
 -- first makes it a floor for timestamps before 1970 too.
 INSERT INTO event_counts (pixel_id, account_id, event_name, hour, n)
