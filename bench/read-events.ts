@@ -7,11 +7,13 @@
  *
  * The load goes straight through SQL, generated inside the database (a recursive CTE on
  * SQLite, generate_series on PostgreSQL): through the API it would take hours and measure the
- * write path, not the read path. Events are one second apart (5 M ≈ 58 days from 2026-01-01),
- * with ten event names in rotation, so `event_name=Purchase` matches 10 % and one UTC day
- * matches 86,400 events.
+ * write path, not the read path. The pre-aggregated counts behind `total` are then filled
+ * with the migration's backfill queries, as the insert path would have kept them. Events are
+ * one second apart (5 M ≈ 58 days from 2026-01-01), with ten event names in rotation, so
+ * `event_name=Purchase` matches 10 % and one UTC day matches 86,400 events.
  *
  *   npm run bench:reads -- [--events 5000000] [--requests 200] [--store both|sqlite|postgres]
+ *     [--keep]
  *
  * PostgreSQL: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test); the data
  * goes into a schema of its own, dropped at the end.
@@ -35,6 +37,8 @@ const { values } = parseArgs({
     events: { type: 'string', default: '5000000' },
     requests: { type: 'string', default: '200' },
     store: { type: 'string', default: 'both' },
+    // Leaves the loaded data in place (and says where), to EXPLAIN queries against it.
+    keep: { type: 'boolean', default: false },
   },
 });
 const EVENTS = Number(values.events);
@@ -62,6 +66,16 @@ const SHAPES: Array<{ shape: string; query: string }> = [
     query: 'event_name=Purchase&start_date=2026-01-20&end_date=2026-01-20',
   },
   { shape: 'offset=10000', query: 'offset=10000' },
+  // Bounds inside an hour: two partial hours are counted from the index (3,600 rows each at
+  // most), plus leftover hours and whole days from the count tables.
+  {
+    shape: 'mid-hour dates (2.3 days)',
+    query: 'start_date=2026-01-20T10:30:00Z&end_date=2026-01-22T17:45:30.500Z',
+  },
+  {
+    shape: 'event_name + mid-hour dates',
+    query: 'event_name=Purchase&start_date=2026-01-20T10:30:00Z&end_date=2026-01-22T17:45:30.500Z',
+  },
 ];
 
 interface Prepared {
@@ -117,6 +131,19 @@ async function prepareSqlite(): Promise<Prepared> {
        FROM n`,
     )
     .run({ last: EVENTS - 1, accountId, pixelId, t0: T0 });
+  // The bulk load bypasses the insert path, so fill the pixel's counts the way the migration
+  // backfills them (timestamps here are all after 1970: plain division is a floor).
+  store.db.exec(
+    `INSERT INTO event_counts (pixel_id, account_id, event_name, hour, n)
+     SELECT pixel_id, account_id, event_name, timestamp / 3600000 AS hour, count(*)
+       FROM events WHERE pixel_id = '${pixelId}' GROUP BY pixel_id, account_id, event_name, hour;
+     INSERT INTO event_counts_daily (pixel_id, account_id, event_name, day, n)
+     SELECT pixel_id, account_id, event_name, hour / 24 AS day, sum(n)
+       FROM event_counts WHERE pixel_id = '${pixelId}' GROUP BY pixel_id, account_id, event_name, day;
+     INSERT INTO event_totals (pixel_id, account_id, event_name, n)
+     SELECT pixel_id, account_id, event_name, sum(n)
+       FROM event_counts WHERE pixel_id = '${pixelId}' GROUP BY pixel_id, account_id, event_name;`,
+  );
   store.db.exec('ANALYZE');
   console.log(
     `sqlite: loaded ${EVENTS} events in ${((performance.now() - started) / 1000).toFixed(0)} s`,
@@ -154,9 +181,30 @@ async function preparePostgres(): Promise<Prepared> {
     );
     process.stdout.write(`postgres: ${to + 1} events\r`);
   }
+  // The bulk load bypasses the insert path, so fill the pixel's counts the way the migration
+  // backfills them.
+  await store.pool.query(
+    `INSERT INTO event_counts (pixel_id, account_id, event_name, hour, n)
+     SELECT pixel_id, account_id, event_name, floor(extract(epoch FROM timestamp) / 3600)::bigint,
+            count(*)
+       FROM events WHERE pixel_id = $1 GROUP BY 1, 2, 3, 4`,
+    [pixelId],
+  );
+  await store.pool.query(
+    `INSERT INTO event_counts_daily (pixel_id, account_id, event_name, day, n)
+     SELECT pixel_id, account_id, event_name, floor(hour / 24.0)::bigint, sum(n)
+       FROM event_counts WHERE pixel_id = $1 GROUP BY 1, 2, 3, 4`,
+    [pixelId],
+  );
+  await store.pool.query(
+    `INSERT INTO event_totals (pixel_id, account_id, event_name, n)
+     SELECT pixel_id, account_id, event_name, sum(n)
+       FROM event_counts WHERE pixel_id = $1 GROUP BY 1, 2, 3`,
+    [pixelId],
+  );
   // Fresh statistics and a visibility map, as autovacuum would leave them on a live system:
   // index-only scans (the counts) depend on it.
-  await store.pool.query('VACUUM ANALYZE events');
+  await store.pool.query('VACUUM ANALYZE events, event_counts, event_counts_daily, event_totals');
   console.log(
     `postgres: loaded ${EVENTS} events in ${((performance.now() - started) / 1000).toFixed(0)} s`,
   );
@@ -225,7 +273,8 @@ async function main() {
     try {
       rows.push(...(await measure(prepared)));
     } finally {
-      await prepared.cleanup();
+      if (values.keep) console.log(`kept: ${prepared.databaseUrl}`);
+      else await prepared.cleanup();
     }
   }
   console.log(

@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import fc from 'fast-check';
 import { testStores } from '../../test/harness.ts';
 import { newId } from '../domain/ids.ts';
 import type {
@@ -17,7 +18,9 @@ import type {
   WebhookEvent,
   WebhookEventType,
 } from '../domain/model.ts';
-import type { Store } from '../domain/ports.ts';
+import type { EventQuery, Store } from '../domain/ports.ts';
+import { PostgresStore } from './postgres/store.ts';
+import { SqliteStore } from './sqlite/store.ts';
 
 const T0 = new Date('2026-03-01T12:00:00.123Z');
 const at = (offsetMs: number) => new Date(T0.getTime() + offsetMs);
@@ -94,6 +97,22 @@ const tracked = (e: TrackedEvent): WebhookEvent => ({
   data: { event_id: e.eventId },
   occurredAt: e.receivedAt,
 });
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+/** A UTC midnight, so an hour and a day boundary: bounds near it exercise every edge case. */
+const H = Date.parse('2026-03-01T00:00:00.000Z');
+
+/** What `total` must be: a count over the events the store said it inserted. */
+const bruteForce = (stored: TrackedEvent[], q: Omit<EventQuery, 'limit' | 'offset'>) =>
+  stored.filter(
+    (e) =>
+      e.accountId === q.accountId &&
+      e.pixelId === q.pixelId &&
+      (q.eventName === undefined || e.eventName === q.eventName) &&
+      (q.from === undefined || e.timestamp.getTime() >= q.from.getTime()) &&
+      (q.to === undefined || e.timestamp.getTime() <= q.to.getTime()),
+  );
 
 const claim = (store: Store, owner: string, now: Date, extra: { limit?: number } = {}) =>
   store.webhooks.claimDue({
@@ -352,6 +371,242 @@ for (const kind of await testStores()) {
         assert.deepEqual(await ids({ offset: 10 }), { ids: '', total: 5 });
         assert.deepEqual(await ids({ eventName: 'Nope' }), { ids: '', total: 0 });
         assert.deepEqual(await ids({ accountId: 'acct_other' }), { ids: '', total: 0 });
+      });
+    });
+
+    describe('event totals', () => {
+      /** Inserts one after the other and keeps the events the store reports as inserted. */
+      const insertAll = async (events: TrackedEvent[]) => {
+        const stored: TrackedEvent[] = [];
+        for (const e of events) {
+          if ((await store.events.insertEvent(e, [])) === 'inserted') stored.push(e);
+        }
+        return stored;
+      };
+
+      /** Checks `total` and the page (every match fits in one) against the brute force. */
+      const check = async (stored: TrackedEvent[], q: Omit<EventQuery, 'limit' | 'offset'>) => {
+        const expected = bruteForce(stored, q);
+        const { events, total } = await store.events.listEvents({ ...q, limit: 100, offset: 0 });
+        const label = JSON.stringify(q);
+        assert.equal(total, expected.length, `total for ${label}`);
+        assert.deepEqual(
+          events.map((e) => e.eventId).sort(),
+          expected.map((e) => e.eventId).sort(),
+          `page for ${label}`,
+        );
+      };
+
+      it('is exact for every filter combination, bounds mid-hour and on hour boundaries', async () => {
+        const { acct, px } = await setup();
+        const ts = [
+          H - 2 * HOUR - 1, // two buckets back, last millisecond
+          H - HOUR,
+          H - 1,
+          H, // exactly on the boundary, three times: identical timestamps
+          H,
+          H,
+          H + 1,
+          H + HOUR / 2,
+          H + HOUR - 1,
+          H + HOUR,
+          H + 3 * HOUR + 17,
+          H + DAY - 1,
+          H + DAY,
+          H + 2 * DAY + 5 * HOUR + 3,
+          H - DAY - 7 * HOUR - 11,
+          H + 30 * DAY, // a month later
+          H - 400 * DAY, // a year earlier
+        ];
+        const names = ['Lead', 'Purchase', 'PageView'];
+        const stored = await insertAll(
+          ts.map((t, i) =>
+            event(px, { eventId: `e${i}`, eventName: names[i % 3]!, timestamp: new Date(t) }),
+          ),
+        );
+        // Duplicates (another name and time, same event_id) are not stored and not counted.
+        const dups = await insertAll([
+          event(px, { eventId: 'e0', eventName: 'Lead', timestamp: new Date(H) }),
+          event(px, { eventId: 'e3', eventName: 'Other', timestamp: new Date(H + 5) }),
+        ]);
+        assert.deepEqual(dups, []);
+        // Another pixel of the same account in the same buckets must not leak in.
+        const other = pixel(acct.id);
+        await store.pixels.createPixel(other, null, []);
+        await insertAll([event(other, { eventId: 'x', timestamp: new Date(H) })]);
+
+        const points = [
+          undefined,
+          H - 2 * HOUR - 1,
+          H - HOUR - 1,
+          H - HOUR,
+          H - 1,
+          H,
+          H + 1,
+          H + HOUR / 2,
+          H + HOUR - 1,
+          H + HOUR,
+          H + HOUR + 1,
+          H + 5 * HOUR,
+          H - DAY - 1,
+          H - DAY + HOUR + 1,
+          H + DAY - 1,
+          H + DAY,
+          H + 2 * DAY + 6 * HOUR,
+          H + 40 * DAY,
+        ];
+        for (const eventName of [undefined, 'Lead', 'Purchase', 'Nope']) {
+          for (const from of points) {
+            for (const to of points) {
+              if (from !== undefined && to !== undefined && from > to) continue;
+              await check(stored, {
+                accountId: acct.id,
+                pixelId: px.id,
+                ...(eventName !== undefined && { eventName }),
+                ...(from !== undefined && { from: new Date(from) }),
+                ...(to !== undefined && { to: new Date(to) }),
+              });
+            }
+          }
+        }
+        // Another account asking for this pixel sees nothing, counts included.
+        await check(stored, { accountId: 'acct_other', pixelId: px.id });
+      });
+
+      it('are rebuilt exactly by the migration from the events already stored', async () => {
+        const { acct, px } = await setup();
+        // Before 1970 too: the backfill's bucket arithmetic must floor, not truncate.
+        const times = [
+          '1900-01-01T00:00:00.000Z',
+          '1969-12-30T05:00:00.001Z',
+          '1969-12-31T23:30:00.000Z',
+          '1970-01-01T00:00:00.000Z',
+          '2026-02-28T23:59:59.999Z',
+          '2026-03-01T00:00:00.000Z',
+          '2026-03-01T00:00:00.000Z',
+          '2026-03-02T13:14:15.016Z',
+        ];
+        const stored = await insertAll(
+          times.map((t, i) =>
+            event(px, {
+              eventId: `m${i}`,
+              eventName: i % 2 ? 'Lead' : 'Purchase',
+              timestamp: new Date(t),
+            }),
+          ),
+        );
+        // Forget the counts and run the migration again, as on an existing database.
+        const drop =
+          'DROP TABLE event_totals; DROP TABLE event_counts_daily; DROP TABLE event_counts;';
+        if (store instanceof SqliteStore) {
+          store.db.exec(
+            `${drop} DELETE FROM schema_migrations WHERE version = '004_event_counts';`,
+          );
+        } else if (store instanceof PostgresStore) {
+          await store.pool.query(
+            `${drop} DELETE FROM schema_migrations WHERE version = '004_event_counts';`,
+          );
+        } else {
+          assert.fail('unknown store');
+        }
+        await store.migrate();
+        const points = [
+          undefined,
+          ...times.map(Date.parse),
+          Date.parse('1969-12-31T00:00:00.000Z'),
+        ];
+        for (const eventName of [undefined, 'Lead']) {
+          for (const from of points) {
+            for (const to of points) {
+              if (from !== undefined && to !== undefined && from > to) continue;
+              await check(stored, {
+                accountId: acct.id,
+                pixelId: px.id,
+                ...(eventName !== undefined && { eventName }),
+                ...(from !== undefined && { from: new Date(from) }),
+                ...(to !== undefined && { to: new Date(to) }),
+              });
+            }
+          }
+        }
+      });
+
+      it('matches a brute-force count over random events and random ranges', async () => {
+        // Times cluster around hour and day boundaries so bounds often fall on or next to
+        // one, over a few days so ranges hold whole days, leftover hours and partial hours.
+        const offset = fc.oneof(
+          fc.constantFrom(
+            -DAY - 1,
+            -DAY,
+            -HOUR - 1,
+            -HOUR,
+            -1,
+            0,
+            1,
+            HOUR - 1,
+            HOUR,
+            DAY - 1,
+            DAY,
+            DAY + HOUR,
+            2 * DAY + 1,
+          ),
+          fc.integer({ min: -3 * HOUR, max: 3 * HOUR }),
+          fc.integer({ min: -4 * DAY, max: 4 * DAY }),
+        );
+        const arbEvent = fc.record({
+          id: fc.integer({ min: 0, max: 40 }), // small range: duplicate event_ids happen
+          name: fc.constantFrom('Lead', 'Purchase', 'Search'),
+          at: offset,
+        });
+        const arbQuery = fc.record({
+          name: fc.option(fc.constantFrom('Lead', 'Purchase', 'Search'), { nil: undefined }),
+          from: fc.option(offset, { nil: undefined }),
+          to: fc.option(offset, { nil: undefined }),
+        });
+        await fc.assert(
+          fc.asyncProperty(
+            fc.array(arbEvent, { maxLength: 60 }),
+            fc.array(arbQuery, { minLength: 1, maxLength: 8 }),
+            fc.constantFrom('one by one', 'concurrently', 'as one batch'),
+            async (rows, queries, mode) => {
+              const { acct, px } = await setup();
+              const events = rows.map((r) =>
+                event(px, {
+                  eventId: `r${r.id}`,
+                  eventName: r.name,
+                  timestamp: new Date(H + r.at),
+                }),
+              );
+              // Concurrent inserts and batch requests go through group commit as batches
+              // that carry duplicates of each other; whichever wins, only the winner counts.
+              let stored: TrackedEvent[];
+              if (mode === 'one by one') stored = await insertAll(events);
+              else {
+                const outcomes =
+                  mode === 'concurrently'
+                    ? await Promise.all(events.map((e) => store.events.insertEvent(e, [])))
+                    : (
+                        await store.events.insertEvents(events.map((e) => ({ event: e, emit: [] })))
+                      ).map((r) => (r.status === 'fulfilled' ? r.value : 'failed'));
+                stored = events.filter((_, i) => outcomes[i] === 'inserted');
+              }
+              for (const q of queries) {
+                const [from, to] =
+                  q.from !== undefined && q.to !== undefined && q.from > q.to
+                    ? [q.to, q.from]
+                    : [q.from, q.to];
+                await check(stored, {
+                  accountId: acct.id,
+                  pixelId: px.id,
+                  ...(q.name !== undefined && { eventName: q.name }),
+                  ...(from !== undefined && { from: new Date(H + from) }),
+                  ...(to !== undefined && { to: new Date(H + to) }),
+                });
+              }
+            },
+          ),
+          { numRuns: 40 },
+        );
       });
     });
 

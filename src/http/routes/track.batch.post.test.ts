@@ -58,6 +58,9 @@ for (const kind of await testStores()) {
         { pixel_id: pixelId, event_name: 'Lead', timestamp: '2999-01-01T00:00:00Z' },
         { pixel_id: otherPixel, event_name: 'Lead' },
         { pixel_id: pausedPixel, event_name: 'Lead' },
+        // NUL is refused per event too, in its slot, not for the whole batch.
+        { pixel_id: pixelId, event_name: 'Lead', title: 'a\u0000b' },
+        { pixel_id: pixelId, event_name: 'Lead', custom_data: { k: ['x\u0000'] } },
         'not an object',
       ];
       const events = [

@@ -21,6 +21,8 @@ const validateEnvelope = compileValidator(
     { events: Type.Array(Type.Unknown(), { minItems: 1, maxItems: MAX_BATCH_EVENTS }) },
     { additionalProperties: false },
   ),
+  // Each event's NUL check runs with its other checks, so it is answered in the event's slot.
+  { checkNul: false },
 );
 
 export function registerTrackBatch(app: App, deps: AppDeps): void {

@@ -256,6 +256,66 @@ for (const kind of await testStores()) {
       await expect400({ price: 10, value: 'x' }, 'Missing required field: pixel_id', 'pixel_id');
     });
 
+    it('refuses NUL in any string, nested or as a key, instead of failing in storage', async () => {
+      // PostgreSQL text cannot hold U+0000: this used to pass validation and answer 500.
+      const base = { pixel_id: pixelId, event_name: 'Purchase', event_id: 'nul-1' };
+      const nul = 'must not contain NUL (\\u0000) characters';
+      await expect400(
+        { ...base, event_name: 'Pur\u0000chase' },
+        `Invalid field: event_name ${nul}`,
+        'event_name',
+      );
+      await expect400({ ...base, title: 'a\u0000' }, `Invalid field: title ${nul}`, 'title');
+      // A field whose format already excludes NUL keeps its own, more precise reason.
+      await expect400(
+        { ...base, event_id: 'a\u0000' },
+        'Invalid field: event_id must be 1 to 128 printable ASCII characters',
+        'event_id',
+      );
+      await expect400(
+        { ...base, custom_data: { items: [{ sku: 'A\u0000' }] } },
+        `Invalid field: custom_data.items.0.sku ${nul}`,
+        'custom_data.items.0.sku',
+      );
+      await expect400(
+        { ...base, custom_data: { 'k\u0000': 1 } },
+        `Invalid field: custom_data ${nul}`,
+        'custom_data',
+      );
+      await expect400(
+        { ...base, user_data: { em: 'a\u0000@b.co' } },
+        `Invalid field: user_data.em ${nul}`,
+        'user_data.em',
+      );
+      // The §3 order holds: a missing field first, an unknown field after.
+      await expect400({ event_name: 'x\u0000' }, 'Missing required field: pixel_id', 'pixel_id');
+      await expect400(
+        { ...base, price: 1, title: '\u0000' },
+        `Invalid field: title ${nul}`,
+        'title',
+      );
+      // Query strings and path parameters go through the same validator.
+      const list = await h.request(acme, {
+        method: 'GET',
+        url: `/v1/pixels/${pixelId}/events?event_name=a%00b`,
+      });
+      assert.equal(list.statusCode, 400, list.body);
+      assert.deepEqual(list.json(), {
+        error: 'Invalid request',
+        message: `Invalid parameter: event_name ${nul}`,
+        field: 'event_name',
+      });
+      const pixel = await h.request(acme, {
+        method: 'POST',
+        url: '/v1/pixels',
+        payload: { name: 'Shop\u0000', domain: 'shop.example.com' },
+      });
+      assert.equal(pixel.statusCode, 400, pixel.body);
+      assert.equal(pixel.json().message, `Invalid field: name ${nul}`);
+      // Nothing was stored, and a clean event still goes through.
+      assert.equal((await h.track(acme, base)).statusCode, 200);
+    });
+
     it('accepts title and search_string from the standard-events table', async () => {
       const res = await h.track(acme, {
         ...{ pixel_id: pixelId, event_name: 'Search' },

@@ -1,6 +1,7 @@
 /**
- * What only the PostgreSQL adapter has: group commit of concurrent inserts. The shared
- * behaviour (dedup, ordering, outbox) is in store.contract.test.ts.
+ * What only the PostgreSQL adapter has: group commit of concurrent inserts, and several
+ * instances sharing one database. The shared behaviour (dedup, ordering, outbox, totals) is in
+ * store.contract.test.ts.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -73,6 +74,61 @@ describe('PostgreSQL group commit', { skip: !available && 'PostgreSQL is not ava
     );
     const ids = (await stored()).map((e) => e.eventId);
     assert.ok(ids.includes('good-1') && ids.includes('good-2') && !ids.includes('bad'));
+  });
+
+  it('keeps counts exact when two instances batch into the same buckets at once', async () => {
+    // Each batch upserts many (pixel, name, hour) keys; the second instance gets them in the
+    // opposite order. Sorted upserts make the two wait for each other instead of deadlocking
+    // (a deadlock would reject a whole batch here), and an event_id sent to both instances
+    // is counted once.
+    const other = await PostgresStore.open({ url });
+    try {
+      const pixels = [newId('px'), newId('px'), newId('px')];
+      const names = ['Lead', 'Purchase', 'Search', 'AddToCart'];
+      const events = Array.from({ length: 600 }, (_, i) =>
+        event(`two-${i}`, {
+          pixelId: pixels[i % 3]!,
+          eventName: names[i % 4]!,
+          timestamp: new Date(now.getTime() + (i % 7) * 3_600_000 + i),
+        }),
+      );
+      const shared = events.slice(0, 100); // sent to both instances
+      const outcomes = await Promise.all([
+        ...events.map((e) => store.events.insertEvent(e, [])),
+        ...[...events.slice(100), ...shared].reverse().map((e) => other.events.insertEvent(e, [])),
+      ]);
+      const inserted = outcomes.filter((o) => o === 'inserted').length;
+      assert.equal(inserted, 600, 'each event stored once, none failed');
+      for (const px of pixels) {
+        for (const eventName of [undefined, ...names]) {
+          const query = { accountId, pixelId: px, limit: 1, offset: 0 };
+          const { total } = await store.events.listEvents(
+            eventName === undefined ? query : { ...query, eventName },
+          );
+          const expected = events.filter(
+            (e) => e.pixelId === px && (eventName === undefined || e.eventName === eventName),
+          ).length;
+          assert.equal(total, expected, `${px} ${eventName ?? '(all)'}`);
+        }
+        const { total } = await store.events.listEvents({
+          accountId,
+          pixelId: px,
+          from: new Date(now.getTime() + 3_600_000),
+          to: new Date(now.getTime() + 3 * 3_600_000 + 99),
+          limit: 1,
+          offset: 0,
+        });
+        const expected = events.filter(
+          (e) =>
+            e.pixelId === px &&
+            e.timestamp.getTime() >= now.getTime() + 3_600_000 &&
+            e.timestamp.getTime() <= now.getTime() + 3 * 3_600_000 + 99,
+        ).length;
+        assert.equal(total, expected, `${px} range`);
+      }
+    } finally {
+      await other.close();
+    }
   });
 
   it('commits what was queued before close() returns', async () => {

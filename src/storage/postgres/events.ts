@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { TrackedEvent, WebhookEvent } from '../../domain/model.ts';
 import type { EventQuery, EventStore, InsertOutcome, NewEvent } from '../../domain/ports.ts';
+import { planTotal, totalSql } from '../event-totals.ts';
 import { GroupCommit } from '../group-commit.ts';
 import { inTransaction } from './database.ts';
 import { writeOutbox } from './webhooks.ts';
@@ -64,14 +65,43 @@ async function insertMany(db: pg.PoolClient, batch: Pending[]): Promise<Outcome[
   const json = (v: unknown) => (v === null ? null : JSON.stringify(v));
   // unnest turns one array per column into rows: a single statement and a single round trip
   // whatever the batch size, and rows enter in array order, so seq keeps arrival order.
+  // The same statement adds the rows it really inserted (RETURNING skips the duplicates) to
+  // the all-time, daily and hourly counts: one multi-row upsert per table, in the batch's
+  // transaction. Keys go in sorted, so two instances upserting overlapping buckets lock them
+  // in the same order and wait for each other instead of deadlocking.
   const { rows } = await db.query<{ pixel_id: string; event_id: string }>(
-    `INSERT INTO events (account_id, pixel_id, event_id, event_name, value, currency, timestamp,
-       received_at, url, referrer, title, search_string, user_data, custom_data)
-     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::float8[], $6::text[],
-       $7::timestamptz[], $8::timestamptz[], $9::text[], $10::text[], $11::text[], $12::text[],
-       $13::json[], $14::json[])
-     ON CONFLICT (pixel_id, event_id) DO NOTHING
-     RETURNING pixel_id, event_id`,
+    `WITH inserted AS (
+       INSERT INTO events (account_id, pixel_id, event_id, event_name, value, currency, timestamp,
+         received_at, url, referrer, title, search_string, user_data, custom_data)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::float8[],
+         $6::text[], $7::timestamptz[], $8::timestamptz[], $9::text[], $10::text[], $11::text[],
+         $12::text[], $13::json[], $14::json[])
+       ON CONFLICT (pixel_id, event_id) DO NOTHING
+       RETURNING account_id, pixel_id, event_id, event_name,
+         floor(extract(epoch FROM timestamp) / 3600)::bigint AS hour
+     ), all_time AS (
+       INSERT INTO event_totals (pixel_id, account_id, event_name, n)
+       SELECT pixel_id, account_id, event_name, count(*) FROM inserted
+        GROUP BY pixel_id, account_id, event_name
+        ORDER BY pixel_id, account_id, event_name
+       ON CONFLICT (pixel_id, account_id, event_name) DO UPDATE SET n = event_totals.n + excluded.n
+     ), daily AS (
+       INSERT INTO event_counts_daily (pixel_id, account_id, event_name, day, n)
+       SELECT pixel_id, account_id, event_name, floor(hour / 24.0)::bigint AS day, count(*)
+         FROM inserted
+        GROUP BY pixel_id, account_id, event_name, day
+        ORDER BY pixel_id, account_id, event_name, day
+       ON CONFLICT (pixel_id, account_id, event_name, day)
+         DO UPDATE SET n = event_counts_daily.n + excluded.n
+     ), hourly AS (
+       INSERT INTO event_counts (pixel_id, account_id, event_name, hour, n)
+       SELECT pixel_id, account_id, event_name, hour, count(*) FROM inserted
+        GROUP BY pixel_id, account_id, event_name, hour
+        ORDER BY pixel_id, account_id, event_name, hour
+       ON CONFLICT (pixel_id, account_id, event_name, hour)
+         DO UPDATE SET n = event_counts.n + excluded.n
+     )
+     SELECT pixel_id, event_id FROM inserted`,
     [
       e.map((x) => x.accountId),
       e.map((x) => x.pixelId),
@@ -132,36 +162,55 @@ export class PostgresEventStore implements EventStore {
   }
 
   async listEvents(query: EventQuery) {
-    const where = ['pixel_id = $1', 'account_id = $2'];
+    const scope = ['pixel_id = $1', 'account_id = $2'];
     const params: unknown[] = [query.pixelId, query.accountId];
     if (query.eventName !== undefined) {
       params.push(query.eventName);
-      where.push(`event_name = $${params.length}`);
+      scope.push(`event_name = $${params.length}`);
     }
+    const pageParams = [...params];
+    const where = [...scope];
     if (query.from) {
-      params.push(query.from);
-      where.push(`timestamp >= $${params.length}`);
+      pageParams.push(query.from);
+      where.push(`timestamp >= $${pageParams.length}`);
     }
     if (query.to) {
-      params.push(query.to);
-      where.push(`timestamp <= $${params.length}`);
+      pageParams.push(query.to);
+      where.push(`timestamp <= $${pageParams.length}`);
     }
-    const filter = where.join(' AND ');
-    const n = params.length;
-    // The page and the count are independent reads: run them side by side on two connections.
-    const [page, count] = await Promise.all([
+    const n = pageParams.length;
+    // The page and the total are independent reads: run them side by side on two connections.
+    const [page, total] = await Promise.all([
       this.pool.query<EventRow>(
         `SELECT account_id, pixel_id, event_id, event_name, value, currency, timestamp, received_at,
            url, referrer, title, search_string, user_data, custom_data
-           FROM events WHERE ${filter}
+           FROM events WHERE ${where.join(' AND ')}
           ORDER BY timestamp DESC, seq DESC LIMIT $${n + 1} OFFSET $${n + 2}`,
-        [...params, query.limit, query.offset],
+        [...pageParams, query.limit, query.offset],
       ),
-      this.pool.query<{ total: number }>(
-        `SELECT count(*)::int AS total FROM events WHERE ${filter}`,
-        params,
-      ),
+      this.total(scope, params, query),
     ]);
-    return { events: page.rows.map(toEvent), total: count.rows[0]?.total ?? 0 };
+    return { events: page.rows.map(toEvent), total };
+  }
+
+  /** Buckets from the count tables plus the partial edge hours from the index: one statement. */
+  private async total(scope: string[], base: unknown[], query: EventQuery): Promise<number> {
+    const params = [...base];
+    const sql = totalSql(
+      planTotal(query.from, query.to),
+      scope.join(' AND '),
+      (value) => {
+        params.push(value);
+        return `$${params.length}`;
+      },
+      (ms) => new Date(ms),
+    );
+    if (sql === null) return 0;
+    // sum() of bigint is numeric, which pg hands over as text: exact either way.
+    const { rows } = await this.pool.query<{ total: string }>(
+      `SELECT (${sql})::text AS total`,
+      params,
+    );
+    return Number(rows[0]?.total ?? 0);
   }
 }

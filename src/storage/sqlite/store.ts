@@ -19,6 +19,7 @@ import type {
   PixelStore,
   Store,
 } from '../../domain/ports.ts';
+import { dayOf, hourOf, planTotal, totalSql } from '../event-totals.ts';
 import { GroupCommit } from '../group-commit.ts';
 import { migrateSqlite, openSqlite, type SqliteDatabase } from './database.ts';
 import { outboxWriter, SqliteWebhookStore } from './webhooks.ts';
@@ -307,6 +308,9 @@ const MAX_BATCH = 512;
  */
 class SqliteEventStore implements EventStore {
   private readonly insert;
+  private readonly countAll;
+  private readonly countDay;
+  private readonly countHour;
   private readonly batches: GroupCommit<NewEvent, InsertOutcome>;
 
   constructor(
@@ -320,6 +324,21 @@ class SqliteEventStore implements EventStore {
        VALUES (@accountId, @pixelId, @eventId, @eventName, @value, @currency, @timestamp,
          @receivedAt, @url, @referrer, @title, @searchString, @userData, @customData)
        ON CONFLICT (pixel_id, event_id) DO NOTHING`,
+    );
+    this.countAll = db.prepare(
+      `INSERT INTO event_totals (pixel_id, account_id, event_name, n)
+       VALUES (@pixelId, @accountId, @eventName, 1)
+       ON CONFLICT (pixel_id, account_id, event_name) DO UPDATE SET n = n + 1`,
+    );
+    this.countDay = db.prepare(
+      `INSERT INTO event_counts_daily (pixel_id, account_id, event_name, day, n)
+       VALUES (@pixelId, @accountId, @eventName, @day, 1)
+       ON CONFLICT (pixel_id, account_id, event_name, day) DO UPDATE SET n = n + 1`,
+    );
+    this.countHour = db.prepare(
+      `INSERT INTO event_counts (pixel_id, account_id, event_name, hour, n)
+       VALUES (@pixelId, @accountId, @eventName, @hour, 1)
+       ON CONFLICT (pixel_id, account_id, event_name, hour) DO UPDATE SET n = n + 1`,
     );
     // Rows go in in list order, so within one batch the first of equal event ids wins.
     // IMMEDIATE takes the write lock up front, so busy_timeout covers a concurrent CLI writer.
@@ -339,6 +358,12 @@ class SqliteEventStore implements EventStore {
       customData: json(event.customData),
     });
     if (changes === 0) return 'duplicate';
+    // Same transaction as the row: the counts can never disagree with the table.
+    const key = { pixelId: event.pixelId, accountId: event.accountId, eventName: event.eventName };
+    const ms = event.timestamp.getTime();
+    this.countAll.run(key);
+    this.countDay.run({ ...key, day: dayOf(ms) });
+    this.countHour.run({ ...key, hour: hourOf(ms) });
     this.outbox(emit);
     return 'inserted';
   }
@@ -357,34 +382,41 @@ class SqliteEventStore implements EventStore {
   }
 
   async listEvents(query: EventQuery) {
-    const where = ['account_id = @accountId', 'pixel_id = @pixelId'];
-    if (query.eventName !== undefined) where.push('event_name = @eventName');
+    const scope = ['account_id = @accountId', 'pixel_id = @pixelId'];
+    if (query.eventName !== undefined) scope.push('event_name = @eventName');
+    const where = [...scope];
     if (query.from) where.push('timestamp >= @from');
     if (query.to) where.push('timestamp <= @to');
-    const params = {
+    const params: Record<string, unknown> = {
       accountId: query.accountId,
       pixelId: query.pixelId,
-      eventName: query.eventName,
-      from: query.from?.getTime(),
-      to: query.to?.getTime(),
-      limit: query.limit,
-      offset: query.offset,
+      ...(query.eventName !== undefined && { eventName: query.eventName }),
     };
-    // Unused named parameters are an error in better-sqlite3, so bind only those in the SQL.
-    const bind = Object.fromEntries(
-      Object.entries(params).filter(([, v]) => v !== undefined),
-    ) as Record<string, unknown>;
-    const filter = where.join(' AND ');
     const rows = this.db
       .prepare(
-        `SELECT * FROM events WHERE ${filter} ORDER BY timestamp DESC, seq DESC LIMIT @limit OFFSET @offset`,
+        `SELECT * FROM events WHERE ${where.join(' AND ')}
+          ORDER BY timestamp DESC, seq DESC LIMIT @limit OFFSET @offset`,
       )
-      .all(bind) as EventRow[];
-    const { limit: _l, offset: _o, ...countBind } = bind;
-    const total = this.db
-      .prepare(`SELECT count(*) FROM events WHERE ${filter}`)
-      .pluck()
-      .get(countBind) as number;
+      .all({
+        ...params,
+        ...(query.from && { from: query.from.getTime() }),
+        ...(query.to && { to: query.to.getTime() }),
+        limit: query.limit,
+        offset: query.offset,
+      }) as EventRow[];
+    // One statement: buckets from the count tables, the partial edge hours from the index.
+    const bind: Record<string, unknown> = { ...params };
+    const sql = totalSql(
+      planTotal(query.from, query.to),
+      scope.join(' AND '),
+      (value) => {
+        const name = `p${Object.keys(bind).length}`;
+        bind[name] = value;
+        return `@${name}`;
+      },
+      (ms) => ms,
+    );
+    const total = sql === null ? 0 : (this.db.prepare(`SELECT ${sql}`).pluck().get(bind) as number);
     return { events: rows.map(toEvent), total };
   }
 }

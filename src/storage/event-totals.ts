@@ -1,0 +1,109 @@
+/**
+ * How both adapters answer `total` without counting every matching row.
+ *
+ * Three pre-aggregated tables, maintained in the transaction that inserts the events
+ * (duplicates add nothing), keyed by (pixel, account, event name):
+ *   event_totals        all time
+ *   event_counts_daily  per UTC day   (floor(ms / 86,400,000))
+ *   event_counts        per UTC hour  (floor(ms / 3,600,000))
+ * A query's total is the all-time row when it has no time bounds. Otherwise it is the sum of
+ * the days wholly inside [from, to], the hours wholly inside it but not in those days (at most
+ * 23 at each end), and an exact index count of the partial hours at the two edges (at most one
+ * hour of rows each). So the rows read grow with the number of days in the range, never with
+ * the number of events, and an unbounded total reads one row per event name.
+ *
+ * Timestamps are whole milliseconds (the ingest path stores JavaScript Dates), so hour h holds
+ * [h·HOUR, h·HOUR + HOUR − 1] and every bound below is an inclusive millisecond.
+ */
+export const HOUR_MS = 3_600_000;
+const HOURS_PER_DAY = 24;
+
+/** Floor, not truncation, so events before 1970 land in the right bucket. */
+export const hourOf = (ms: number): number => Math.floor(ms / HOUR_MS);
+export const dayOf = (ms: number): number => Math.floor(ms / (HOUR_MS * HOURS_PER_DAY));
+
+/** Bucket numbers, `first` inclusive and `end` exclusive; `null` is unbounded. */
+export interface BucketRange {
+  first: number | null;
+  end: number | null;
+}
+
+/** Inclusive millisecond bounds of a range counted row by row from the events index. */
+export interface ExactRange {
+  from: number;
+  to: number;
+}
+
+export interface TotalPlan {
+  /** No time bounds at all: the all-time totals answer alone. */
+  allTime: boolean;
+  days: BucketRange | null;
+  hours: BucketRange[];
+  exact: ExactRange[];
+}
+
+export function planTotal(from: Date | undefined, to: Date | undefined): TotalPlan {
+  const a = from?.getTime();
+  const b = to?.getTime();
+  const plan: TotalPlan = { allTime: false, days: null, hours: [], exact: [] };
+  if (a === undefined && b === undefined) return { ...plan, allTime: true };
+  // First hour starting at or after `from`; first hour not ending at or before `to`.
+  const firstH = a === undefined ? null : Math.ceil(a / HOUR_MS);
+  const endH = b === undefined ? null : Math.floor((b + 1) / HOUR_MS);
+  if (firstH !== null && endH !== null && firstH >= endH) {
+    // No whole hour inside: the range spans at most two partial hours, count it directly.
+    if (a! <= b!) plan.exact.push({ from: a!, to: b! });
+    return plan;
+  }
+  if (a !== undefined && firstH !== null && a < firstH * HOUR_MS) {
+    plan.exact.push({ from: a, to: firstH * HOUR_MS - 1 });
+  }
+  if (b !== undefined && endH !== null && endH * HOUR_MS <= b) {
+    plan.exact.push({ from: endH * HOUR_MS, to: b });
+  }
+  // The whole hours [firstH, endH), as whole days plus the hours left over at either end.
+  const firstD = firstH === null ? null : Math.ceil(firstH / HOURS_PER_DAY);
+  const endD = endH === null ? null : Math.floor(endH / HOURS_PER_DAY);
+  if (firstD !== null && endD !== null && firstD >= endD) {
+    plan.hours.push({ first: firstH, end: endH });
+    return plan;
+  }
+  plan.days = { first: firstD, end: endD };
+  if (firstH !== null && firstD !== null && firstH < firstD * HOURS_PER_DAY) {
+    plan.hours.push({ first: firstH, end: firstD * HOURS_PER_DAY });
+  }
+  if (endH !== null && endD !== null && endD * HOURS_PER_DAY < endH) {
+    plan.hours.push({ first: endD * HOURS_PER_DAY, end: endH });
+  }
+  return plan;
+}
+
+/**
+ * The plan as one SQL expression (a sum of scalar subqueries), in either dialect: `scope`
+ * is the caller's already-bound `pixel_id = … AND account_id = …[ AND event_name = …]`,
+ * `param` binds a value and returns its placeholder, `time` converts a millisecond bound to
+ * the store's timestamp representation. `null` when nothing can match.
+ */
+export function totalSql(
+  plan: TotalPlan,
+  scope: string,
+  param: (value: unknown) => string,
+  time: (ms: number) => unknown,
+): string | null {
+  const parts: string[] = [];
+  const sum = (table: string, column: string, range: BucketRange) => {
+    const where = [scope];
+    if (range.first !== null) where.push(`${column} >= ${param(range.first)}`);
+    if (range.end !== null) where.push(`${column} < ${param(range.end)}`);
+    parts.push(`(SELECT coalesce(sum(n), 0) FROM ${table} WHERE ${where.join(' AND ')})`);
+  };
+  if (plan.allTime) parts.push(`(SELECT coalesce(sum(n), 0) FROM event_totals WHERE ${scope})`);
+  if (plan.days) sum('event_counts_daily', 'day', plan.days);
+  for (const hours of plan.hours) sum('event_counts', 'hour', hours);
+  for (const range of plan.exact) {
+    parts.push(
+      `(SELECT count(*) FROM events WHERE ${scope} AND timestamp >= ${param(time(range.from))} AND timestamp <= ${param(time(range.to))})`,
+    );
+  }
+  return parts.length === 0 ? null : parts.join(' + ');
+}
