@@ -301,6 +301,16 @@ class SqlitePixelStore implements PixelStore {
  */
 const MAX_BATCH = 512;
 
+/** New events of one (pixel, event name, hour) in a batch; the day follows from the hour. */
+interface BucketCount {
+  pixelId: string;
+  accountId: string;
+  eventName: string;
+  day: number;
+  hour: number;
+  n: number;
+}
+
 /**
  * Inserts go through group commit (../group-commit.ts): better-sqlite3 is synchronous and
  * synchronous=FULL fsyncs every commit, so the win is one fsync per batch instead of one per
@@ -315,7 +325,7 @@ class SqliteEventStore implements EventStore {
 
   constructor(
     private readonly db: SqliteDatabase,
-    private readonly outbox: (events: WebhookEvent[]) => void,
+    private readonly outbox: (events: WebhookEvent[], targets?: Map<string, string[]>) => void,
   ) {
     // ON CONFLICT DO NOTHING makes dedup exact under any concurrency: the unique index decides.
     this.insert = db.prepare(
@@ -327,29 +337,44 @@ class SqliteEventStore implements EventStore {
     );
     this.countAll = db.prepare(
       `INSERT INTO event_totals (pixel_id, account_id, event_name, n)
-       VALUES (@pixelId, @accountId, @eventName, 1)
-       ON CONFLICT (pixel_id, account_id, event_name) DO UPDATE SET n = n + 1`,
+       VALUES (@pixelId, @accountId, @eventName, @n)
+       ON CONFLICT (pixel_id, account_id, event_name) DO UPDATE SET n = n + excluded.n`,
     );
     this.countDay = db.prepare(
       `INSERT INTO event_counts_daily (pixel_id, account_id, event_name, day, n)
-       VALUES (@pixelId, @accountId, @eventName, @day, 1)
-       ON CONFLICT (pixel_id, account_id, event_name, day) DO UPDATE SET n = n + 1`,
+       VALUES (@pixelId, @accountId, @eventName, @day, @n)
+       ON CONFLICT (pixel_id, account_id, event_name, day) DO UPDATE SET n = n + excluded.n`,
     );
     this.countHour = db.prepare(
       `INSERT INTO event_counts (pixel_id, account_id, event_name, hour, n)
-       VALUES (@pixelId, @accountId, @eventName, @hour, 1)
-       ON CONFLICT (pixel_id, account_id, event_name, hour) DO UPDATE SET n = n + 1`,
+       VALUES (@pixelId, @accountId, @eventName, @hour, @n)
+       ON CONFLICT (pixel_id, account_id, event_name, hour) DO UPDATE SET n = n + excluded.n`,
     );
     // Rows go in in list order, so within one batch the first of equal event ids wins.
     // IMMEDIATE takes the write lock up front, so busy_timeout covers a concurrent CLI writer.
-    const insertAll = db.transaction((items: NewEvent[]) =>
-      items.map(({ event, emit }) => this.insertOne(event, emit)),
-    );
+    const insertAll = db.transaction((items: NewEvent[]) => {
+      const counts = new Map<string, BucketCount>();
+      const targets = new Map<string, string[]>();
+      const outcomes = items.map(({ event, emit }) => this.insertOne(event, emit, counts, targets));
+      // Same transaction as the rows, so the counts can never disagree with the table; added
+      // once per (pixel, name, hour) of the batch rather than once per event.
+      for (const c of counts.values()) {
+        this.countAll.run(c);
+        this.countDay.run(c);
+        this.countHour.run(c);
+      }
+      return outcomes;
+    });
     this.batches = new GroupCommit((items) => insertAll.immediate(items), MAX_BATCH);
   }
 
   /** One row and, when it is new, its outbox messages; runs inside the batch's transaction. */
-  private insertOne(event: TrackedEvent, emit: WebhookEvent[]): InsertOutcome {
+  private insertOne(
+    event: TrackedEvent,
+    emit: WebhookEvent[],
+    counts: Map<string, BucketCount>,
+    targets: Map<string, string[]>,
+  ): InsertOutcome {
     const { changes } = this.insert.run({
       ...event,
       timestamp: event.timestamp.getTime(),
@@ -358,13 +383,16 @@ class SqliteEventStore implements EventStore {
       customData: json(event.customData),
     });
     if (changes === 0) return 'duplicate';
-    // Same transaction as the row: the counts can never disagree with the table.
-    const key = { pixelId: event.pixelId, accountId: event.accountId, eventName: event.eventName };
     const ms = event.timestamp.getTime();
-    this.countAll.run(key);
-    this.countDay.run({ ...key, day: dayOf(ms) });
-    this.countHour.run({ ...key, hour: hourOf(ms) });
-    this.outbox(emit);
+    const hour = hourOf(ms);
+    const key = `${event.pixelId}\u0000${event.accountId}\u0000${event.eventName}\u0000${hour}`;
+    const bucket = counts.get(key);
+    if (bucket) bucket.n += 1;
+    else {
+      const { pixelId, accountId, eventName } = event;
+      counts.set(key, { pixelId, accountId, eventName, day: dayOf(ms), hour, n: 1 });
+    }
+    this.outbox(emit, targets);
     return 'inserted';
   }
 
@@ -429,7 +457,8 @@ export class SqliteStore implements Store {
 
   private constructor(readonly db: SqliteDatabase) {
     const outbox = outboxWriter(db);
-    const write = (events: WebhookEvent[]) => outbox.write(events);
+    const write = (events: WebhookEvent[], targets?: Map<string, string[]>) =>
+      outbox.write(events, targets);
     this.accounts = new SqliteAccountStore(db, write);
     this.pixels = new SqlitePixelStore(db, write);
     this.events = new SqliteEventStore(db, write);

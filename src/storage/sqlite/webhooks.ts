@@ -116,7 +116,12 @@ const toAttempt = (r: AttemptRow): DeliveryAttempt => ({
  * subscribed, enabled endpoint. An account without endpoints pays one indexed lookup.
  */
 export function outboxWriter(db: SqliteDatabase): {
-  write(events: WebhookEvent[]): void;
+  /**
+   * `targets`, when given, remembers each (account, event type)'s endpoints for the rest of
+   * one transaction: they cannot change while it holds the write lock, and a batch of events
+   * for one account then costs one lookup.
+   */
+  write(events: WebhookEvent[], targets?: Map<string, string[]>): void;
   writeFor(endpointId: string, event: WebhookEvent): string;
 } {
   const endpoints = db.prepare<[string, string], { id: string }>(
@@ -141,9 +146,14 @@ export function outboxWriter(db: SqliteDatabase): {
     return id;
   };
   return {
-    write(events) {
+    write(events, memo) {
       for (const event of events) {
-        const targets = endpoints.all(event.accountId, event.type).map((t) => t.id);
+        const key = `${event.accountId}\u0000${event.type}`;
+        let targets = memo?.get(key);
+        if (!targets) {
+          targets = endpoints.all(event.accountId, event.type).map((t) => t.id);
+          memo?.set(key, targets);
+        }
         if (targets.length > 0) writeMessage(event, targets);
       }
     },
