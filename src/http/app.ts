@@ -71,7 +71,33 @@ declare module 'fastify' {
 /** Requests slower than this are logged; nothing else is logged per request (hot path). */
 const SLOW_REQUEST_MS = 1_000;
 
+/** Deeper than any real event; far shallower than what would exhaust the stack downstream. */
+const MAX_JSON_DEPTH = 64;
+
+/** True when arrays/objects nest deeper than `max` (strings skipped): one linear pass. */
+function nestedTooDeep(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92 /* \\ */) i++;
+      else if (c === 34 /* " */) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 /* { */ || c === 91 /* [ */) {
+      if (++depth > max) return true;
+    } else if (c === 125 /* } */ || c === 93 /* ] */) depth--;
+  }
+  return false;
+}
+
 function parseJson(body: string): unknown {
+  if (nestedTooDeep(body, MAX_JSON_DEPTH)) {
+    throw new TrackwayError(
+      'invalid_request',
+      `Malformed JSON body: nested deeper than ${MAX_JSON_DEPTH} levels`,
+    );
+  }
   try {
     // secure-json-parse refuses __proto__ and constructor.prototype keys instead of letting
     // them reach an object where they could pollute prototypes.
