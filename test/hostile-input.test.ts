@@ -248,3 +248,24 @@ for (const kind of await testStores()) {
     });
   });
 }
+
+describe('security headers', () => {
+  it('puts a CSP and anti-framing headers on the docs page, no-store on the API', async () => {
+    const [sqlite] = await testStores();
+    const h = await startHarness(sqlite!);
+    try {
+      const docs = await h.app.inject({ method: 'GET', url: '/docs' });
+      assert.equal(docs.statusCode, 200);
+      assert.match(String(docs.headers['content-security-policy']), /script-src 'self'/);
+      assert.match(String(docs.headers['content-security-policy']), /frame-ancestors 'none'/);
+      assert.equal(docs.headers['x-frame-options'], 'DENY');
+      assert.equal(docs.headers['x-content-type-options'], 'nosniff');
+      const owner = await h.account();
+      const api = await h.request(owner, { method: 'GET', url: '/v1/pixels' });
+      assert.equal(api.headers['cache-control'], 'no-store');
+      assert.equal(api.headers['x-content-type-options'], 'nosniff');
+    } finally {
+      await h.close();
+    }
+  });
+});

@@ -177,6 +177,12 @@ export async function buildApp(given: AppDeps): Promise<App> {
 
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    // Harmless for JSON, and they keep the docs page from being framed or sniffed.
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('x-frame-options', 'DENY');
+    reply.header('referrer-policy', 'no-referrer');
+    // Account data must never sit in a shared cache.
+    if (request.url.startsWith('/v1/')) reply.header('cache-control', 'no-store');
   });
   app.addHook('onResponse', async (request, reply) => {
     // Route templates only (never the raw URL, which carries ids), so label sets stay small.
@@ -218,7 +224,15 @@ export async function buildApp(given: AppDeps): Promise<App> {
       security: [{ apiKey: [] }],
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  // A Content-Security-Policy for the docs page: its own scripts only, never framed. (Not the
+  // plugin's default, whose upgrade-insecure-requests breaks the page on http://127.0.0.1.)
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    staticCSP:
+      "default-src 'self'; base-uri 'self'; object-src 'none'; frame-ancestors 'none'; " +
+      "script-src 'self'; script-src-attr 'none'; style-src 'self' 'unsafe-inline'; " +
+      "img-src 'self' data:; font-src 'self' data:",
+  });
 
   registerHealthRoutes(app, deps);
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
