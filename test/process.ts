@@ -33,6 +33,8 @@ export interface ServerProcess {
   url: string;
   /** Everything the process printed to stdout so far. */
   output(): string;
+  /** Everything it printed to stderr so far. */
+  errors(): string;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
@@ -69,6 +71,7 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
     child,
     url,
     output: () => stdout,
+    errors: () => stderr,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode !== null) return child.exitCode;
       const exited = once(child, 'exit') as Promise<[number | null]>;
