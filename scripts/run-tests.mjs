@@ -2,6 +2,7 @@
 // Runs every *.test.ts under src/ and test/ with node's own test runner (TypeScript through tsx).
 // Node 20's --test does not expand globs, so the file list is gathered here.
 // Usage: npm test [-- <path filter> ...]   e.g. npm test -- track
+//        npm run test:faults               the long fault-injection suites (*.faults.test.ts)
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,10 +22,12 @@ function collect(dir, out) {
   return out;
 }
 
-const filters = process.argv.slice(2);
+const faults = process.argv.includes('--faults');
+const filters = process.argv.slice(2).filter((arg) => arg !== '--faults');
 const suiteDirs = process.env.TRACKWAY_TEST_DIRS?.split(',') ?? ['src', 'test'];
 const files = suiteDirs
   .flatMap((dir) => collect(dir, []))
+  .filter((file) => file.endsWith('.faults.test.ts') === faults)
   .filter((file) => filters.length === 0 || filters.some((f) => file.includes(f)))
   .sort();
 if (files.length === 0) {

@@ -20,7 +20,7 @@ export async function testRedis(): Promise<Redis | undefined> {
   } catch (error) {
     redis.disconnect();
     const message = `Redis at ${TEST_REDIS_URL} is not reachable (${(error as Error).message})`;
-    if (process.env['CI']) throw new Error(`${message}; CI needs it (set TEST_TEST_REDIS_URL)`);
+    if (process.env['CI']) throw new Error(`${message}; CI needs it (set TEST_REDIS_URL)`);
     process.emitWarning(`${message}: skipping the Redis rate-limiter tests`);
     return undefined;
   }
