@@ -66,3 +66,36 @@ export class RateLimitedError extends TrackwayError {
     this.retryAfter = retryAfter;
   }
 }
+
+/** Errors that mean "the database cannot be reached right now", from either store's driver. */
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  // PostgreSQL: admin/crash shutdown, cannot connect now, too many connections.
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+  // SQLite: still locked by another writer after busy_timeout.
+  'SQLITE_BUSY',
+]);
+const UNAVAILABLE_MESSAGES =
+  /Connection terminated|timeout exceeded when trying to connect|Query read timeout|Connection is closed|connection error/i;
+
+/**
+ * True for a storage outage (as opposed to a bug): the request is answered 503 at once, and
+ * the same request can simply be sent again later.
+ */
+export function isStorageUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'))) {
+    return true;
+  }
+  return UNAVAILABLE_MESSAGES.test(error.message);
+}

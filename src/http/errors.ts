@@ -3,7 +3,12 @@
  * `error` name. Bodies are always `{ error, message }`, plus `field` when one field is at fault.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { type ErrorCode, RateLimitedError, TrackwayError } from '../domain/errors.ts';
+import {
+  type ErrorCode,
+  isStorageUnavailable,
+  RateLimitedError,
+  TrackwayError,
+} from '../domain/errors.ts';
 
 export const MAX_BODY_BYTES = 32_768;
 /** POST /v1/track/batch: room for 1,000 typical events (Segment's batch limit is 500 KB). */
@@ -63,6 +68,12 @@ export function toTrackwayError(error: unknown, bodyLimit = MAX_BODY_BYTES): Tra
   if (error instanceof TrackwayError) return error;
   const known = fromFastify(error as FastifyError, bodyLimit);
   if (known) return known;
+  if (isStorageUnavailable(error)) {
+    return new TrackwayError(
+      'service_unavailable',
+      'Storage is not reachable right now; nothing was stored. Please retry shortly.',
+    );
+  }
   return new TrackwayError('internal', 'An unexpected error occurred');
 }
 
@@ -71,6 +82,8 @@ export function handleError(error: unknown, request: FastifyRequest, reply: Fast
   if (mapped.code === 'internal') {
     // The only place a stack trace goes: the log, never the client.
     request.log.error({ err: error }, 'unhandled error');
+  } else if (mapped.code === 'service_unavailable') {
+    request.log.warn({ err: (error as Error).message }, 'storage unavailable');
   }
   const { status, body } = errorBody(mapped);
   if (body.retry_after !== undefined) reply.header('retry-after', body.retry_after);

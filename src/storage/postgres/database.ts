@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
+import { isStorageUnavailable } from '../../domain/errors.ts';
 
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
 
@@ -56,6 +57,14 @@ export function describeTarget(url: string): string {
  * bigint columns (custom limits) come back as numbers, as SQLite gives them: every value this
  * service keeps there is far below 2^53.
  */
+/** A request's query never waits longer than this (a database that stopped answering). */
+const QUERY_TIMEOUT_MS = 10_000;
+const MIGRATION_TIMEOUT_MS = 24 * 60 * 60 * 1_000;
+
+/** A query exempt from QUERY_TIMEOUT_MS (pg reads `query_timeout` per query; its types don't). */
+const untimed = (text: string, values?: unknown[]): pg.QueryConfig =>
+  ({ text, values, query_timeout: MIGRATION_TIMEOUT_MS }) as pg.QueryConfig;
+
 const int8AsNumber = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
     oid === pg.types.builtins.INT8
@@ -69,12 +78,21 @@ export function createPool(options: PostgresOptions): { pool: pg.Pool; schema: s
     connectionString,
     max: options.poolSize ?? 10,
     types: int8AsNumber,
+    // Fail fast when the database is away: a request gets a 503 in seconds instead of hanging
+    // on a connection that will not come, and the pool reconnects by itself when it is back.
+    connectionTimeoutMillis: 3_000,
+    query_timeout: QUERY_TIMEOUT_MS,
+    keepAlive: true,
     // The search path is a startup parameter, so it costs no extra round trip per connection.
     ...(schema !== null && { options: `-c search_path=${schema}` }),
   });
   // An idle connection dropped by the server (restart, failover) must not crash the process;
   // the pool replaces it and the next query reports any lasting problem.
   pool.on('error', () => {});
+  // The same for a connection lost while checked out (mid-transaction, say): without a
+  // listener its 'error' event would crash the process. The query in flight rejects with the
+  // error anyway, and the request gets its 503.
+  pool.on('connect', (client) => client.on('error', () => {}));
   return { pool, schema };
 }
 
@@ -84,6 +102,7 @@ export async function inTransaction<T>(
   work: (client: pg.PoolClient) => Promise<T>,
 ): Promise<T> {
   const client = await pool.connect();
+  let broken: Error | undefined;
   try {
     await client.query('BEGIN');
     const result = await work(client);
@@ -91,9 +110,11 @@ export async function inTransaction<T>(
     return result;
   } catch (error) {
     await client.query('ROLLBACK').catch(() => {});
+    // A connection that broke is destroyed rather than handed to the next request.
+    broken = isStorageUnavailable(error) ? (error as Error) : undefined;
     throw error;
   } finally {
-    client.release();
+    client.release(broken);
   }
 }
 
@@ -106,7 +127,9 @@ export async function migratePostgres(pool: pg.Pool, schema: string | null): Pro
   const client = await pool.connect();
   const lockKey = `trackway:migrate:${schema ?? ''}`;
   try {
-    await client.query('SELECT pg_advisory_lock(hashtext($1))', [lockKey]);
+    // Waiting for another instance's migration, or a backfill over a big table, may take far
+    // longer than a request's query timeout.
+    await client.query(untimed('SELECT pg_advisory_lock(hashtext($1))', [lockKey]));
     try {
       if (schema !== null) await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
       await client.query(
@@ -126,7 +149,7 @@ export async function migratePostgres(pool: pg.Pool, schema: string | null): Pro
         const sql = readFileSync(new URL(file, MIGRATIONS_DIR), 'utf8');
         await client.query('BEGIN');
         try {
-          await client.query(sql);
+          await client.query(untimed(sql));
           await client.query(
             'INSERT INTO schema_migrations (version, applied_at) VALUES ($1, now())',
             [version],
