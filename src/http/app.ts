@@ -19,7 +19,7 @@ import type { Clock, RateLimiter, Store } from '../domain/ports.ts';
 import { compileValidator } from '../domain/validation.ts';
 import { authenticateRequest } from './auth.ts';
 import { decodeBody } from './content-encoding.ts';
-import { handleError, MAX_BODY_BYTES } from './errors.ts';
+import { handleClientError, handleError, MAX_BODY_BYTES } from './errors.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { limitAccount, limitAuthFailure } from './rate-limit.ts';
 import { registerListEvents } from './routes/events.list.ts';
@@ -130,9 +130,13 @@ export async function buildApp(given: AppDeps): Promise<App> {
     trustProxy: deps.config.trustProxy,
     genReqId: () => randomUUID(),
     requestIdHeader: false,
-    // Slow clients cannot hold a connection open forever.
+    // Slow clients cannot hold a connection open: the headers must arrive within 10 s and
+    // the whole request within 30 s, checked every second (Node checks every 30 s by default,
+    // which would let a slowloris connection live up to a minute).
     requestTimeout: 30_000,
     connectionTimeout: 60_000,
+    http: { headersTimeout: 10_000, connectionsCheckingInterval: 1_000 },
+    clientErrorHandler: handleClientError,
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true },
   }).withTypeProvider<TypeBoxTypeProvider>();

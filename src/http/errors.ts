@@ -89,3 +89,33 @@ export function handleError(error: unknown, request: FastifyRequest, reply: Fast
   if (body.retry_after !== undefined) reply.header('retry-after', body.retry_after);
   return reply.code(status).send(body);
 }
+
+/**
+ * Errors Node raises before a request reaches Fastify (a client too slow, headers too large,
+ * bytes that are not HTTP), answered in the product's `{error, message}` shape instead of
+ * Fastify's default (which adds `statusCode`).
+ */
+export function handleClientError(error: NodeJS.ErrnoException, socket: import('node:net').Socket) {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, reason, body] =
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [
+          408,
+          'Request Timeout',
+          { error: 'Request timeout', message: 'The request did not arrive in time' },
+        ]
+      : error.code === 'HPE_HEADER_OVERFLOW'
+        ? [
+            431,
+            'Request Header Fields Too Large',
+            { error: 'Invalid request', message: 'Request headers are too large' },
+          ]
+        : [400, 'Bad Request', { error: 'Invalid request', message: 'Malformed HTTP request' }];
+  const json = JSON.stringify(body);
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\nConnection: close\r\n\r\n${json}`,
+    );
+  }
+  socket.destroy();
+}
