@@ -87,7 +87,9 @@ async function main(databaseUrl: string) {
     `\nPOST /v1/track/batch, ${size} events per request, ${connections} connections, ${seconds} s each\n`,
   );
   console.log(table(rows));
-  console.log(`\nresults: ${saveResult('track-batch', { seconds, connections, size, rows })}`);
+  console.log(
+    `\nresults: ${saveResult(values.store === 'sqlite' ? 'track-batch' : `track-batch-${values.store}`, { seconds, connections, size, rows })}`,
+  );
   if (svc.non2xx > 0 || svc.errors > 0) {
     console.error(
       `\n${svc.non2xx} non-2xx responses and ${svc.errors} errors from the service: the figure is not valid`,
