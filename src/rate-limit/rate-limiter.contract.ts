@@ -134,6 +134,49 @@ export function rateLimiterContract(kind: LimiterKind): void {
       assert.equal(after.windows[1]!.remaining, 880);
     });
 
+    test('answers concurrent calls exactly as if they came one after another', async (l) => {
+      const [k, other] = [key(), key()];
+      const now = at('2026-03-14T10:00:30Z');
+      await l.consume(k, quotas(6, 1000), now);
+      const [a, b] = await Promise.all([
+        Promise.all(Array.from({ length: 8 }, () => l.consume(k, quotas(6, 1000), now))),
+        // Another key and other limits in the same moment must not be counted with them.
+        Promise.all(Array.from({ length: 3 }, () => l.consume(other, quotas(2, 1000), now))),
+      ]);
+      assert.deepEqual(
+        a.map((d) => [d.allowed, d.windows[0]!.remaining, d.windows[1]!.remaining]),
+        [
+          [true, 4, 998],
+          [true, 3, 997],
+          [true, 2, 996],
+          [true, 1, 995],
+          [true, 0, 994],
+          [false, 0, 994],
+          [false, 0, 994],
+          [false, 0, 994],
+        ],
+      );
+      assert.deepEqual(
+        b.map((d) => d.allowed),
+        [true, true, false],
+      );
+      // The day window binds for a third group: room for two of five.
+      const day = key();
+      const c = await Promise.all(
+        Array.from({ length: 5 }, () => l.consume(day, quotas(100, 2), now)),
+      );
+      assert.deepEqual(
+        c.map((d) => [d.allowed, d.windows[0]!.remaining, d.windows[1]!.remaining]),
+        [
+          [true, 99, 1],
+          [true, 98, 0],
+          [false, 98, 0],
+          [false, 98, 0],
+          [false, 98, 0],
+        ],
+      );
+    });
+
     test('works with one window only (failed-authentication counting)', async (l) => {
       const k = `authfail:${randomUUID()}`;
       const only: RateQuota[] = [{ window: 'minute', limit: 2 }];
