@@ -4,7 +4,8 @@
 // Usage: npm test [-- <path filter> ...]   e.g. npm test -- track
 //        npm run test:faults               the long fault-injection suites (*.faults.test.ts)
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 function collect(dir, out) {
@@ -34,9 +35,21 @@ if (files.length === 0) {
   console.error('no test files matched');
   process.exit(1);
 }
+// Every log the suites produce is captured (in-process apps at trace level, server processes
+// as they run) and searched afterwards for keys, secrets and PII: see test/log-capture.ts.
+const logDir = mkdtempSync(join(tmpdir(), 'trackway-test-logs-'));
+const env = {
+  ...process.env,
+  LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+  TRACKWAY_TEST_LOG_DIR: logDir,
+};
 const result = spawnSync(
   process.execPath,
   ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files],
-  { stdio: 'inherit', env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' } },
+  { stdio: 'inherit', env },
 );
-process.exit(result.status ?? 1);
+const scan = spawnSync(process.execPath, ['--import', 'tsx', 'test/log-scan.ts', logDir], {
+  stdio: 'inherit',
+});
+rmSync(logDir, { recursive: true, force: true });
+process.exit(result.status || scan.status || (result.status === null ? 1 : 0));

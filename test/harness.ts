@@ -13,10 +13,10 @@ import type { PlanName } from '../src/domain/accounts/plans.ts';
 import type { Account } from '../src/domain/model.ts';
 import type { Clock, RateLimiter, Store } from '../src/domain/ports.ts';
 import { type App, buildApp } from '../src/http/app.ts';
-import { createLogger } from '../src/logger.ts';
 import { MemoryRateLimiter } from '../src/rate-limit/memory.ts';
 import { PostgresStore } from '../src/storage/postgres/store.ts';
 import { SqliteStore } from '../src/storage/sqlite/store.ts';
+import { testLogger } from './log-capture.ts';
 
 export interface StoreKind {
   name: string;
@@ -163,7 +163,7 @@ export async function startHarness(
       webhookAllowPrivate: destinations.allowPrivate,
       webhookAllowHttp: destinations.allowHttp,
     },
-    logger: createLogger('silent'),
+    logger: testLogger(),
     rateLimiter: options.rateLimiter === undefined ? new MemoryRateLimiter() : options.rateLimiter,
     ...(options.onOutboxWrite && { onOutboxWrite: options.onOutboxWrite }),
   });

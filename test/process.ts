@@ -2,6 +2,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
+import { captureOutput, serverLogLevel } from './log-capture.ts';
 
 export const BIN = fileURLToPath(new URL('../bin/trackway.js', import.meta.url));
 
@@ -41,9 +42,10 @@ export interface ServerProcess {
 /** Starts `trackway serve` on a free port (PORT=0) and resolves once it is listening. */
 export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
   const child = spawn(process.execPath, [BIN, 'serve'], {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: serverLogLevel, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  captureOutput(child);
   let stdout = '';
   let stderr = '';
   child.stderr!.on('data', (d) => {

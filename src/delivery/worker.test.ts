@@ -12,6 +12,7 @@ import {
   tempDir,
   testStores,
 } from '../../test/harness.ts';
+import { testLogger } from '../../test/log-capture.ts';
 import { type Receiver, startReceiver } from '../../test/receiver.ts';
 import { setPlan } from '../domain/accounts/accounts.ts';
 import { type Store, systemClock } from '../domain/ports.ts';
@@ -20,14 +21,13 @@ import {
   standardWebhookSignature,
   verifyPayloadSignature,
 } from '../domain/webhooks/signing.ts';
-import { createLogger } from '../logger.ts';
 import { PostgresStore } from '../storage/postgres/store.ts';
 import { SqliteStore } from '../storage/sqlite/store.ts';
 import { createSender } from './sender.ts';
 import { DeliveryWorker } from './worker.ts';
 
 const local = { allowPrivate: true, allowHttp: true };
-const logger = createLogger('silent');
+const logger = testLogger();
 
 for (const kind of await testStores()) {
   describe(`webhook delivery to a real receiver [${kind.name}]`, () => {

@@ -124,8 +124,11 @@ export async function buildApp(given: AppDeps): Promise<App> {
   };
   const app = Fastify({
     loggerInstance: deps.logger,
-    // No per-request info logs: they halve throughput. Errors and slow requests are logged.
-    logController: new LogController({ disableRequestLogging: true }),
+    // No per-request logs at info and above: they halve throughput. Errors and slow requests
+    // are logged; at debug or trace (an operator chasing a problem) every request is too.
+    logController: new LogController({
+      disableRequestLogging: !['debug', 'trace'].includes(deps.logger.level),
+    }),
     bodyLimit: MAX_BODY_BYTES,
     trustProxy: deps.config.trustProxy,
     genReqId: () => randomUUID(),
