@@ -5,6 +5,7 @@
  */
 import { Agent, request } from 'undici';
 import { type DestinationPolicy, guardedLookup } from './ssrf.ts';
+import { PER_ENDPOINT_IN_FLIGHT } from './worker.ts';
 
 export interface SendResult {
   statusCode: number | null;
@@ -30,8 +31,9 @@ export function createSender(
     connect: { timeout: timeouts.connectMs, lookup: guardedLookup(policy) as never },
     headersTimeout: timeouts.totalMs,
     bodyTimeout: timeouts.totalMs,
-    // One slow endpoint must not hold many sockets; the worker caps concurrency per endpoint.
-    connections: 16,
+    // Sockets per origin: as many as the worker keeps open to one endpoint, so its cap is the
+    // one that binds and one slow origin holds no more than that.
+    connections: PER_ENDPOINT_IN_FLIGHT,
   });
   return {
     async send(url, headers, body) {

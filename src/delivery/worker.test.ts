@@ -24,7 +24,7 @@ import {
 import { PostgresStore } from '../storage/postgres/store.ts';
 import { SqliteStore } from '../storage/sqlite/store.ts';
 import { createSender } from './sender.ts';
-import { DeliveryWorker } from './worker.ts';
+import { DeliveryWorker, PER_ENDPOINT_IN_FLIGHT } from './worker.ts';
 
 const local = { allowPrivate: true, allowHttp: true };
 const logger = testLogger();
@@ -282,6 +282,27 @@ for (const kind of await testStores()) {
         url: `/v1/webhooks/${slow.id}`,
         payload: { enabled: false },
       });
+    });
+
+    it('never keeps more than the per-endpoint cap of requests open at one receiver', async () => {
+      // A receiver of its own: requests to one origin share a socket pool with other tests'.
+      const own = await startReceiver();
+      own.respond = () => 'hang';
+      const capped = await register(acme, { url: own.url, events: ['pixel.created'] });
+      const atCapped = () => own.received;
+      for (let i = 0; i < PER_ENDPOINT_IN_FLIGHT + 6; i++)
+        await h.pixel(acme, { name: `C${i}`, domain: `c${i}.example.com` });
+      await own.waitFor(() => atCapped().length >= PER_ENDPOINT_IN_FLIGHT, 1_500);
+      // Every request so far hangs, so a slot can only free up if the cap is broken: give the
+      // worker a few polls' time to send a request it should not.
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      assert.equal(atCapped().length, PER_ENDPOINT_IN_FLIGHT);
+      await h.request(acme, {
+        method: 'PATCH',
+        url: `/v1/webhooks/${capped.id}`,
+        payload: { enabled: false },
+      });
+      await own.close();
     });
 
     it('passes the 24 h rotation overlap: both secrets sign', async () => {

@@ -127,15 +127,17 @@ export interface WebhookStore {
   /** Writes a message addressed to one endpoint only, whatever its filter (test sends). */
   enqueueFor(endpointId: string, event: WebhookEvent): Promise<string>;
   /**
-   * Claims up to `limit` due deliveries of enabled endpoints for `leaseMs`, at most
-   * `perEndpoint` per endpoint and none for the `busy` endpoints, recording each as a pending
-   * attempt. A claim is exclusive until its lease ends, across workers and processes.
+   * Claims up to `limit` due deliveries of enabled endpoints for `leaseMs`, recording each as
+   * a pending attempt, so that no endpoint has more than `perEndpoint` open: an endpoint with
+   * `open[id]` requests already in flight gets at most `perEndpoint - open[id]`. A claim is
+   * exclusive until its lease ends, across workers and processes.
    */
   claimDue(options: {
     now: Date;
     limit: number;
     perEndpoint: number;
-    busy: string[];
+    /** Requests the claiming worker has open, by endpoint id. */
+    open: Readonly<Record<string, number>>;
     leaseMs: number;
     owner: string;
   }): Promise<ClaimedDelivery[]>;

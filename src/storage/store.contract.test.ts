@@ -119,7 +119,7 @@ const claim = (store: Store, owner: string, now: Date, extra: { limit?: number }
     now,
     limit: extra.limit ?? 1000,
     perEndpoint: 100,
-    busy: [],
+    open: {},
     leaseMs: 30_000,
     owner,
   });
@@ -770,7 +770,7 @@ for (const kind of await testStores()) {
         assert.ok(again.every((d) => d.attempt === 2));
       });
 
-      it('caps claims per endpoint and skips busy endpoints', async () => {
+      it('caps claims per endpoint, counting what the worker already has open', async () => {
         const { acct, px } = await setup();
         const [x, y] = [await subscribe(acct.id), await subscribe(acct.id)];
         for (let i = 0; i < 5; i++) {
@@ -782,15 +782,26 @@ for (const kind of await testStores()) {
           await store.webhooks.claimDue({
             ...options,
             perEndpoint: 100,
-            busy: [x!.id, y!.id],
+            open: { [x!.id]: 100, [y!.id]: 100 },
           })
         ).length;
         // Everything else due in this store is now leased: what follows sees only x and y.
         assert.ok(others >= 0);
-        const capped = await store.webhooks.claimDue({ ...options, perEndpoint: 2, busy: [y!.id] });
+        // y is full (3 of 3 open), x has 1 of 3 open: room for two more at x, none at y.
+        const capped = await store.webhooks.claimDue({
+          ...options,
+          perEndpoint: 3,
+          open: { [x!.id]: 1, [y!.id]: 3 },
+        });
         assert.deepEqual(
           capped.map((d) => d.endpoint.id),
           [x!.id, x!.id],
+        );
+        // Nothing open any more: up to the cap at each.
+        const rest = await store.webhooks.claimDue({ ...options, perEndpoint: 3, open: {} });
+        assert.deepEqual(
+          rest.map((d) => d.endpoint.id).sort(),
+          [x!.id, x!.id, x!.id, y!.id, y!.id, y!.id].sort(),
         );
       });
 

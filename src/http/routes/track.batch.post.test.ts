@@ -139,7 +139,7 @@ for (const kind of await testStores()) {
         now: new Date(Date.now() + 60_000),
         limit: 1000,
         perEndpoint: 100,
-        busy: [],
+        open: {},
         leaseMs: 30_000,
         owner: 'test',
       });

@@ -300,17 +300,20 @@ export class PostgresWebhookStore implements WebhookStore {
     now: Date;
     limit: number;
     perEndpoint: number;
-    busy: string[];
+    open: Readonly<Record<string, number>>;
     leaseMs: number;
     owner: string;
   }): Promise<ClaimedDelivery[]> {
     const { now } = options;
+    const openIds = Object.keys(options.open);
+    const openCounts = openIds.map((id) => options.open[id]!);
     return inTransaction(this.pool, async (db) => {
       // A claim need not survive a crash: a lost lease only makes the delivery claimable
       // again, which must happen after a crash anyway (delivery is at least once). So the
       // claim does not wait for its WAL flush.
       await db.query('SET LOCAL synchronous_commit = off');
-      // Each enabled endpoint's oldest due deliveries, up to the cap, through one index seek
+      // Each enabled endpoint's oldest due deliveries, up to its room under the cap (the cap
+      // less what this worker has open there), through one index seek
       // per endpoint (LATERAL) instead of ranking the whole backlog, so a claim costs the same
       // however much is waiting; endpoints in random order so none is always served last.
       // SKIP LOCKED lets concurrent claimers pass over each other's rows instead of waiting,
@@ -320,7 +323,7 @@ export class PostgresWebhookStore implements WebhookStore {
         `SELECT d.message_id, d.endpoint_id, d.account_id, d.attempts, d.body,
                 m.event_type, m.data, m.created_at
            FROM (SELECT id FROM webhook_endpoints
-                  WHERE enabled AND deleted_at IS NULL AND NOT (id = ANY($2::text[]))
+                  WHERE enabled AND deleted_at IS NULL
                   ORDER BY random()) e
            CROSS JOIN LATERAL (
              SELECT d2.message_id, d2.endpoint_id, d2.account_id, d2.attempts, d2.body
@@ -328,11 +331,12 @@ export class PostgresWebhookStore implements WebhookStore {
               WHERE d2.endpoint_id = e.id AND d2.status = 'pending' AND d2.next_attempt_at <= $1
                 AND (d2.lease_until IS NULL OR d2.lease_until < $1)
               ORDER BY d2.next_attempt_at
-              LIMIT $3
+              LIMIT greatest(0, $3 - coalesce(
+                (SELECT o.n FROM unnest($2::text[], $5::int[]) AS o(id, n) WHERE o.id = e.id), 0))
               FOR UPDATE SKIP LOCKED) d
            JOIN webhook_messages m ON m.id = d.message_id
           LIMIT $4`,
-        [now, options.busy, options.perEndpoint, options.limit],
+        [now, openIds, options.perEndpoint, options.limit, openCounts],
       );
       if (rows.length === 0) return [];
       const messageIds = rows.map((r) => r.message_id);

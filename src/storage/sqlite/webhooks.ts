@@ -273,12 +273,13 @@ export class SqliteWebhookStore implements WebhookStore {
     now: Date;
     limit: number;
     perEndpoint: number;
-    busy: string[];
+    open: Readonly<Record<string, number>>;
     leaseMs: number;
     owner: string;
   }): Promise<ClaimedDelivery[]> {
     const now = options.now.getTime();
-    const busy = JSON.stringify(options.busy);
+    const full = Object.keys(options.open).filter((id) => options.open[id]! >= options.perEndpoint);
+    const busy = JSON.stringify(full);
     // IMMEDIATE takes the write lock before reading, so two workers (even in two processes)
     // can never claim the same row: the second sees the first one's lease.
     //
@@ -295,7 +296,13 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   private claimInTransaction(
-    options: { perEndpoint: number; limit: number; leaseMs: number; owner: string },
+    options: {
+      perEndpoint: number;
+      open: Readonly<Record<string, number>>;
+      limit: number;
+      leaseMs: number;
+      owner: string;
+    },
     now: number,
     busy: string,
   ): ClaimedDelivery[] {
@@ -323,9 +330,10 @@ export class SqliteWebhookStore implements WebhookStore {
         );
         const due: DueRow[] = [];
         for (const endpoint of endpointIds) {
-          const take = Math.min(options.perEndpoint, options.limit - due.length);
-          if (take <= 0) break;
-          due.push(...(dueFor.all({ endpoint, now, take }) as DueRow[]));
+          if (due.length >= options.limit) break;
+          const room = options.perEndpoint - (options.open[endpoint] ?? 0);
+          const take = Math.min(room, options.limit - due.length);
+          if (take > 0) due.push(...(dueFor.all({ endpoint, now, take }) as DueRow[]));
         }
         if (due.length === 0) return [];
         const lease = this.statement(
