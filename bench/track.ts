@@ -26,6 +26,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import {
   type BenchService,
+  cpuMs,
   type LoadResult,
   load,
   loadAll,
@@ -63,11 +64,31 @@ interface Row {
   'p50 ms': number;
   'p99 ms': number;
   'peak RSS MB': string;
+  'CPU µs/req': string;
   'non-2xx': number;
   ratio: string;
 }
 
-async function measure(service: BenchService): Promise<{ result: LoadResult; rss: string }> {
+interface Measured {
+  result: LoadResult;
+  rss: string;
+  /** Server CPU (all its processes) per request served during the measured run, in µs. */
+  cpuPerRequest: number;
+}
+
+/** Runs `load` and returns its result with the CPU the processes `pids` spent per request. */
+async function withCpu(
+  pids: number[],
+  load: () => Promise<LoadResult>,
+): Promise<{ result: LoadResult; cpuPerRequest: number }> {
+  const spent = () => pids.reduce((sum, pid) => sum + cpuMs(pid), 0);
+  const before = spent();
+  const result = await load();
+  const requests = result.requestsPerSecond * seconds;
+  return { result, cpuPerRequest: ((spent() - before) * 1000) / requests };
+}
+
+async function measure(service: BenchService): Promise<Measured> {
   const template = purchaseTemplate(service.pixelId);
   const share = Math.floor(connections / service.instances.length);
   const targets = service.instances.map((instance) => ({
@@ -79,12 +100,13 @@ async function measure(service: BenchService): Promise<{ result: LoadResult; rss
   }));
   // A short warm-up: JIT, connection pools and page caches in the same state for every mode.
   await loadAll(targets.map((t) => ({ ...t, seconds: 2 })));
-  const result = await loadAll(targets);
-  const rss = service.instances.map((i) => peakRssMb(i.child.pid!)).join(' + ');
-  return { result, rss };
+  const pids = service.instances.map((i) => i.child.pid!);
+  const { result, cpuPerRequest } = await withCpu(pids, () => loadAll(targets));
+  const rss = pids.map((pid) => peakRssMb(pid)).join(' + ');
+  return { result, rss, cpuPerRequest };
 }
 
-async function runMode(mode: Mode, dir: string): Promise<{ result: LoadResult; rss: string }> {
+async function runMode(mode: Mode, dir: string): Promise<Measured> {
   // Rate-limit keys are per account, and every run makes a new account: no clash in Redis.
   const redisEnv = { REDIS_URL };
   const start = async (databaseUrl: string, env: Record<string, string>, instances = 1) => {
@@ -125,23 +147,26 @@ async function main() {
       connections,
     };
     await load({ ...baseTarget, seconds: 2 });
-    const base = await load(baseTarget);
+    const { result: base, cpuPerRequest: baseCpu } = await withCpu([baseline.child.pid!], () =>
+      load(baseTarget),
+    );
     const baseRss = peakRssMb(baseline.child.pid!);
     await baseline.stop();
-    const row = (server: string, r: LoadResult, rss: string): Row => ({
+    const row = (server: string, r: LoadResult, rss: string, cpu: number): Row => ({
       server,
       'req/s': r.requestsPerSecond,
       'p50 ms': r.p50,
       'p99 ms': r.p99,
       'peak RSS MB': rss,
+      'CPU µs/req': cpu.toFixed(1),
       'non-2xx': r.non2xx + r.errors,
       ratio: (r.requestsPerSecond / base.requestsPerSecond).toFixed(2),
     });
-    const rows: Row[] = [row('bare node:http (baseline)', base, String(baseRss))];
+    const rows: Row[] = [row('bare node:http (baseline)', base, String(baseRss), baseCpu)];
     let invalid = false;
     for (const mode of modes) {
-      const { result, rss } = await runMode(mode, dir);
-      rows.push(row(LABELS[mode], result, rss));
+      const { result, rss, cpuPerRequest } = await runMode(mode, dir);
+      rows.push(row(LABELS[mode], result, rss, cpuPerRequest));
       if (result.non2xx > 0 || result.errors > 0) invalid = true;
       console.error(`${mode}: ${result.requestsPerSecond} req/s`);
     }
