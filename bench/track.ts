@@ -2,7 +2,9 @@
  * POST /v1/track throughput of the real service (its own processes, every check on) next to a
  * bare node:http server parsing the same JSON, loaded with the same tool (wrk; autocannon if
  * wrk cannot be had) in the same run. Prints req/s, p50/p99 latency, peak RSS and the ratio
- * service ÷ baseline for each mode:
+ * service ÷ baseline for each mode. A second bare server that also commits each event to SQLite
+ * (commit-baseline-server.mjs) shows what durable storage alone costs on the machine: the
+ * ceiling for any service that answers only after its commit. The modes:
  *
  *   sqlite          one process, SQLite file (the default install)
  *   postgres        one process, PostgreSQL (rate limits in process)
@@ -56,6 +58,7 @@ for (const mode of modes) {
   if (!MODES.includes(mode)) throw new Error(`unknown mode ${mode}; modes: ${MODES.join(', ')}`);
 }
 const BASELINE = fileURLToPath(new URL('./baseline-server.mjs', import.meta.url));
+const COMMIT_BASELINE = fileURLToPath(new URL('./commit-baseline-server.mjs', import.meta.url));
 const REDIS_URL = process.env['BENCH_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 
 interface Row {
@@ -106,6 +109,25 @@ async function measure(service: BenchService): Promise<Measured> {
   return { result, rss, cpuPerRequest };
 }
 
+/** One of the bare node:http servers (`file`), loaded like the service. */
+async function measureBare(file: string): Promise<Measured> {
+  const server = await startProcess(process.execPath, [file], {}, /listening on (\S+)/);
+  try {
+    const target = {
+      url: `${server.url}/v1/track`,
+      template: purchaseTemplate('px_bench'),
+      seconds,
+      connections,
+    };
+    await load({ ...target, seconds: 2 });
+    const pid = server.child.pid!;
+    const { result, cpuPerRequest } = await withCpu([pid], () => load(target));
+    return { result, rss: String(peakRssMb(pid)), cpuPerRequest };
+  } finally {
+    await server.stop();
+  }
+}
+
 async function runMode(mode: Mode, dir: string): Promise<Measured> {
   // Rate-limit keys are per account, and every run makes a new account: no clash in Redis.
   const redisEnv = { REDIS_URL };
@@ -139,19 +161,9 @@ const LABELS: Record<Mode, string> = {
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'trackway-bench-'));
   try {
-    const baseline = await startProcess(process.execPath, [BASELINE], {}, /listening on (\S+)/);
-    const baseTarget = {
-      url: `${baseline.url}/v1/track`,
-      template: purchaseTemplate('px_bench'),
-      seconds,
-      connections,
-    };
-    await load({ ...baseTarget, seconds: 2 });
-    const { result: base, cpuPerRequest: baseCpu } = await withCpu([baseline.child.pid!], () =>
-      load(baseTarget),
-    );
-    const baseRss = peakRssMb(baseline.child.pid!);
-    await baseline.stop();
+    const base = await measureBare(BASELINE);
+    // The bare server plus a durable SQLite commit per event, and nothing else: a ceiling.
+    const floor = await measureBare(COMMIT_BASELINE);
     const row = (server: string, r: LoadResult, rss: string, cpu: number): Row => ({
       server,
       'req/s': r.requestsPerSecond,
@@ -160,9 +172,12 @@ async function main() {
       'peak RSS MB': rss,
       'CPU µs/req': cpu.toFixed(1),
       'non-2xx': r.non2xx + r.errors,
-      ratio: (r.requestsPerSecond / base.requestsPerSecond).toFixed(2),
+      ratio: (r.requestsPerSecond / base.result.requestsPerSecond).toFixed(2),
     });
-    const rows: Row[] = [row('bare node:http (baseline)', base, String(baseRss), baseCpu)];
+    const rows: Row[] = [
+      row('bare node:http (baseline)', base.result, base.rss, base.cpuPerRequest),
+      row('node:http + SQLite commit only', floor.result, floor.rss, floor.cpuPerRequest),
+    ];
     let invalid = false;
     for (const mode of modes) {
       const { result, rss, cpuPerRequest } = await runMode(mode, dir);
@@ -171,7 +186,7 @@ async function main() {
       console.error(`${mode}: ${result.requestsPerSecond} req/s`);
     }
     console.log(
-      `\nPOST /v1/track, ${connections} connections, ${seconds} s per mode, load from ${base.tool}\n`,
+      `\nPOST /v1/track, ${connections} connections, ${seconds} s per mode, load from ${base.result.tool}\n`,
     );
     console.log(table(rows as unknown as Array<Record<string, string | number>>));
     const single = rows.find((r) => r.server === LABELS['postgres-redis']);
@@ -182,7 +197,7 @@ async function main() {
       );
     }
     console.log(
-      `\nresults: ${saveResult('track', { seconds, connections, tool: base.tool, rows })}`,
+      `\nresults: ${saveResult('track', { seconds, connections, tool: base.result.tool, rows })}`,
     );
     if (invalid) {
       console.error('\nnon-2xx responses or errors from the service: those figures are not valid');

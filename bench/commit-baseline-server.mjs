@@ -1,0 +1,89 @@
+// A second baseline: the bare node:http server of baseline-server.mjs, plus the one thing no
+// correct /v1/track can skip: committing each event durably before answering. Same SQLite
+// settings (WAL, synchronous=FULL), the same events table and indexes, concurrent requests
+// grouped into one transaction per loop turn. No authentication, rate limits, validation,
+// hashing, counts or outbox. What it reaches is a ceiling for the service on this machine.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+
+const dir = mkdtempSync(join(tmpdir(), 'trackway-commit-baseline-'));
+const db = new Database(join(dir, 'events.db'));
+db.pragma('journal_mode = WAL');
+db.pragma('synchronous = FULL');
+// The service's own events table, from its first migration.
+const core = readFileSync(
+  new URL('../src/storage/sqlite/migrations/001_core.sql', import.meta.url),
+  'utf8',
+);
+db.exec(core.slice(core.indexOf('CREATE TABLE events')));
+const insert = db.prepare(
+  `INSERT INTO events (account_id, pixel_id, event_id, event_name, value, currency, timestamp,
+     received_at, url, user_data, custom_data)
+   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (pixel_id, event_id) DO NOTHING`,
+);
+const commit = db.transaction((batch) => {
+  for (const { event } of batch) {
+    const now = Date.now();
+    insert.run(
+      'acct',
+      String(event.pixel_id),
+      String(event.event_id),
+      String(event.event_name),
+      event.value ?? null,
+      event.currency ?? null,
+      Date.parse(event.timestamp) || now,
+      now,
+      event.url ?? null,
+      JSON.stringify(event.user_data ?? null),
+      JSON.stringify(event.custom_data ?? null),
+    );
+  }
+});
+let queue = [];
+function flush() {
+  const batch = queue;
+  queue = [];
+  commit.immediate(batch);
+  for (const { res, event } of batch) {
+    const body = JSON.stringify({
+      success: true,
+      event_id: event.event_id,
+      message: 'Event tracked',
+    });
+    res.writeHead(200, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(body),
+    });
+    res.end(body);
+  }
+}
+
+const server = createServer((req, res) => {
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    let event;
+    try {
+      event = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    } catch {
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end('{"error":"Invalid request","message":"Malformed JSON body"}');
+      return;
+    }
+    if (queue.length === 0) setImmediate(flush);
+    queue.push({ res, event });
+  });
+});
+server.listen(0, '127.0.0.1', () => {
+  process.stdout.write(`listening on http://127.0.0.1:${server.address().port}\n`);
+});
+process.on('SIGTERM', () =>
+  server.close(() => {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+    process.exit(0);
+  }),
+);
