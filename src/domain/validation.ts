@@ -42,9 +42,14 @@ export function isIsoDate(value: string): boolean {
 }
 
 export function isHttpUrl(value: string): boolean {
-  if (!URL.canParse(value)) return false;
-  const { protocol, hostname } = new URL(value);
-  return (protocol === 'http:' || protocol === 'https:') && hostname !== '';
+  // One parse (canParse first would be two); a throw only costs on the rare invalid URL.
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return false;
+  }
+  return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
 }
 
 FormatRegistry.Set('date-time', isIsoDateTime);
@@ -156,11 +161,29 @@ function coerce(schema: TSchema, input: unknown): unknown {
  * query string and path parameter, rather than per field in each schema, because free-form
  * objects such as custom_data have no per-string schema to carry a rule.
  */
-function nulPath(value: unknown, path: string[] = []): string[] | null {
+function nulPath(value: unknown): string[] | null {
+  // Almost every value holds no NUL: find that out without building paths along the way.
+  return hasNul(value) ? nulPathFrom(value, []) : null;
+}
+
+function hasNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (typeof value !== 'object' || value === null) return false;
+  if (Array.isArray(value)) {
+    for (const item of value) if (hasNul(item)) return true;
+    return false;
+  }
+  for (const key in value) {
+    if (key.includes('\u0000') || hasNul((value as Record<string, unknown>)[key])) return true;
+  }
+  return false;
+}
+
+function nulPathFrom(value: unknown, path: string[]): string[] | null {
   if (typeof value === 'string') return value.includes('\u0000') ? path : null;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const found = nulPath(value[i], [...path, String(i)]);
+      const found = nulPathFrom(value[i], [...path, String(i)]);
       if (found) return found;
     }
     return null;
@@ -168,7 +191,7 @@ function nulPath(value: unknown, path: string[] = []): string[] | null {
   if (typeof value === 'object' && value !== null) {
     for (const [key, item] of Object.entries(value)) {
       if (key.includes('\u0000')) return path;
-      const found = nulPath(item, [...path, key]);
+      const found = nulPathFrom(item, [...path, key]);
       if (found) return found;
     }
   }
