@@ -1,6 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { encodeBase62, newEventId, newId, newMessageId, randomBase62, uuidv7 } from './ids.ts';
+import fc from 'fast-check';
+import {
+  encodeBase62,
+  encodeBase62Number,
+  newEventId,
+  newId,
+  newMessageId,
+  randomBase62,
+  uuidv7,
+} from './ids.ts';
 
 describe('ids', () => {
   it('makes prefixed base62 ids of 16 characters', () => {
@@ -19,6 +28,17 @@ describe('ids', () => {
     assert.equal(encodeBase62(Uint8Array.from([61]), 1), 'z');
     assert.equal(encodeBase62(Uint8Array.from([62]), 2), '10');
     assert.equal(encodeBase62(new Uint8Array(32).fill(255), 43).length, 43);
+  });
+
+  it('encodes a 32-bit number exactly as its four big-endian bytes', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 0xffffffff }), (n) => {
+        const bytes = Buffer.alloc(4);
+        bytes.writeUInt32BE(n);
+        assert.equal(encodeBase62Number(n, 6), encodeBase62(bytes, 6));
+      }),
+      { numRuns: 10_000, examples: [[0], [61], [62], [0xffffffff]] },
+    );
   });
 
   it('makes RFC 9562 UUIDv7s that sort in creation order', () => {

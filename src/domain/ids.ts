@@ -27,6 +27,17 @@ export function encodeBase62(bytes: Uint8Array, width: number): string {
   return out.padStart(width, '0');
 }
 
+/** `encodeBase62` for a whole number below 2^53, in plain arithmetic (no BigInt). */
+export function encodeBase62Number(value: number, width: number): string {
+  let n = value;
+  let out = '';
+  while (n > 0) {
+    out = ALPHABET[n % 62] + out;
+    n = Math.floor(n / 62);
+  }
+  return out.padStart(width, '0');
+}
+
 export type IdPrefix = 'acct' | 'px' | 'wh' | 'key';
 
 export function newId(prefix: IdPrefix): string {
