@@ -20,6 +20,7 @@ import { compileValidator } from '../domain/validation.ts';
 import { authenticateRequest } from './auth.ts';
 import { decodeBody } from './content-encoding.ts';
 import { handleClientError, handleError, MAX_BODY_BYTES } from './errors.ts';
+import { LazyChildLogger } from './lazy-logger.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { limitAccount, limitAuthFailure } from './rate-limit.ts';
 import { registerListEvents } from './routes/events.list.ts';
@@ -91,14 +92,46 @@ function nestedTooDeep(text: string, max: number): boolean {
   return false;
 }
 
+/** How many `{` and `[` the text holds (inside strings too), counting no further than `max + 1`. */
+function openings(text: string, max: number): number {
+  let count = 0;
+  for (const bracket of ['{', '[']) {
+    for (
+      let i = text.indexOf(bracket);
+      i !== -1 && count <= max;
+      i = text.indexOf(bracket, i + 1)
+    ) {
+      count++;
+    }
+  }
+  return count;
+}
+
+/**
+ * Whether secure-json-parse could find a forbidden key: `__proto__` or `constructor`, spelled
+ * out or with \u escapes. Without any of those substrings (and without a byte-order mark,
+ * which it strips) it returns what JSON.parse returns, so JSON.parse is called directly and
+ * its two regular-expression scans of the body are skipped.
+ */
+function needsSecureParse(text: string): boolean {
+  return (
+    text.charCodeAt(0) === 0xfeff ||
+    text.includes('\\u') ||
+    text.includes('__proto__') ||
+    text.includes('constructor')
+  );
+}
+
 function parseJson(body: string): unknown {
-  if (nestedTooDeep(body, MAX_JSON_DEPTH)) {
+  // Nesting deeper than the limit needs more brackets than that: most bodies skip the scan.
+  if (openings(body, MAX_JSON_DEPTH) > MAX_JSON_DEPTH && nestedTooDeep(body, MAX_JSON_DEPTH)) {
     throw new TrackwayError(
       'invalid_request',
       `Malformed JSON body: nested deeper than ${MAX_JSON_DEPTH} levels`,
     );
   }
   try {
+    if (!needsSecureParse(body)) return JSON.parse(body);
     // secure-json-parse refuses __proto__ and constructor.prototype keys instead of letting
     // them reach an object where they could pollute prototypes.
     return sjson.parse(body, undefined, { protoAction: 'error', constructorAction: 'error' });
@@ -129,6 +162,9 @@ export async function buildApp(given: AppDeps): Promise<App> {
     logController: new LogController({
       disableRequestLogging: !['debug', 'trace'].includes(deps.logger.level),
     }),
+    // Each request's child logger is made only if the request logs something (lazy-logger.ts).
+    childLoggerFactory: (logger, bindings, options) =>
+      new LazyChildLogger(logger, bindings, options),
     bodyLimit: MAX_BODY_BYTES,
     trustProxy: deps.config.trustProxy,
     genReqId: () => randomUUID(),
