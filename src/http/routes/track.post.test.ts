@@ -325,15 +325,27 @@ for (const kind of await testStores()) {
       assert.equal(res.statusCode, 200, res.body);
     });
 
-    it('refuses prototype-pollution keys', async () => {
-      const res = await h.request(acme, {
-        method: 'POST',
-        url: '/v1/track',
-        headers: { 'content-type': 'application/json' },
-        payload: `{"pixel_id":"${pixelId}","event_name":"Lead","custom_data":{"__proto__":{"admin":true}}}`,
-      });
-      assert.equal(res.statusCode, 400);
-      assert.equal(res.json().error, 'Invalid request');
+    it('refuses prototype-pollution keys, however they are spelled', async () => {
+      // Plain, with JSON escapes (which the quick path must not wave through), and the
+      // constructor.prototype form; also behind a byte-order mark.
+      for (const key of [
+        '"__proto__":{"admin":true}',
+        '"\\u005f\\u005fproto\\u005F_":{"admin":true}',
+        '"\\u005f_pr\\u006fto__":{"admin":true}',
+        '"constructor":{"prototype":{"admin":true}}',
+        '"c\\u006fnstructor":{"prototype":{"admin":true}}',
+      ]) {
+        for (const bom of ['', '\ufeff']) {
+          const res = await h.request(acme, {
+            method: 'POST',
+            url: '/v1/track',
+            headers: { 'content-type': 'application/json' },
+            payload: `${bom}{"pixel_id":"${pixelId}","event_name":"Lead","custom_data":{${key}}}`,
+          });
+          assert.equal(res.statusCode, 400, `${JSON.stringify(bom)} ${key}: ${res.body}`);
+          assert.equal(res.json().error, 'Invalid request');
+        }
+      }
       assert.equal(({} as Record<string, unknown>)['admin'], undefined);
     });
 
