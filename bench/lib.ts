@@ -78,6 +78,8 @@ export function peakRssMb(pid: number): number {
 
 export interface LoadResult {
   tool: 'wrk' | 'autocannon';
+  /** Requests answered within the run. */
+  requests: number;
   requestsPerSecond: number;
   p50: number;
   p99: number;
@@ -88,10 +90,22 @@ export interface LoadResult {
 export interface LoadOptions {
   url: string;
   headers?: Record<string, string>;
-  /** The request body; every `__N__` in it becomes a number unique to the request. */
+  /**
+   * The request body; every `__N__` in it becomes a token unique to the request, across every
+   * load run of this process (a warm-up and the run after it, or two load processes side by
+   * side, never send the same one).
+   */
   template: string;
   seconds: number;
   connections?: number;
+}
+
+let loadRuns = 0;
+
+/** A prefix no other load run (of this or an earlier bench process) uses. */
+function runToken(): string {
+  loadRuns += 1;
+  return `${process.pid}r${Date.now()}r${loadRuns}`;
 }
 
 let wrkChecked: boolean | undefined;
@@ -123,6 +137,7 @@ export async function loadAll(options: LoadOptions[]): Promise<LoadResult> {
   const results = await Promise.all(options.map((o) => load(o)));
   return {
     tool: results[0]!.tool,
+    requests: results.reduce((sum, r) => sum + r.requests, 0),
     requestsPerSecond: results.reduce((sum, r) => sum + r.requestsPerSecond, 0),
     p50: Math.max(...results.map((r) => r.p50)),
     p99: Math.max(...results.map((r) => r.p99)),
@@ -146,6 +161,7 @@ function setup(thread)
   thread:set("tid", #threads)
 end
 local counter = 0
+local run = ${luaString(runToken())}
 local template = ${luaString(options.template)}
 local headers = {}
 ${Object.entries(headers)
@@ -153,7 +169,7 @@ ${Object.entries(headers)
   .join('\n')}
 request = function()
   counter = counter + 1
-  local body = (string.gsub(template, "__N__", tostring(tid) .. "x" .. tostring(counter)))
+  local body = (string.gsub(template, "__N__", run .. "t" .. tostring(tid) .. "x" .. tostring(counter)))
   return wrk.format("POST", nil, headers, body)
 end
 done = function(summary, latency, requests)
@@ -199,6 +215,7 @@ end
   ];
   return {
     tool: 'wrk',
+    requests,
     requestsPerSecond: Math.round(requests / (durationUs / 1e6)),
     p50: Math.round(p50Us / 100) / 10,
     p99: Math.round(p99Us / 100) / 10,
@@ -208,6 +225,7 @@ end
 }
 
 async function loadWithAutocannon(options: LoadOptions): Promise<LoadResult> {
+  const run = runToken();
   let i = 0;
   const result = await autocannon({
     url: options.url,
@@ -219,13 +237,14 @@ async function loadWithAutocannon(options: LoadOptions): Promise<LoadResult> {
       {
         setupRequest: (request) => ({
           ...request,
-          body: options.template.replaceAll('__N__', String(i++)),
+          body: options.template.replaceAll('__N__', `${run}x${i++}`),
         }),
       },
     ],
   });
   return {
     tool: 'autocannon',
+    requests: result.requests.total,
     requestsPerSecond: Math.round(result.requests.average),
     p50: result.latency.p50,
     p99: result.latency.p99,

@@ -87,8 +87,7 @@ async function withCpu(
   const spent = () => pids.reduce((sum, pid) => sum + cpuMs(pid), 0);
   const before = spent();
   const result = await load();
-  const requests = result.requestsPerSecond * seconds;
-  return { result, cpuPerRequest: ((spent() - before) * 1000) / requests };
+  return { result, cpuPerRequest: ((spent() - before) * 1000) / result.requests };
 }
 
 async function measure(service: BenchService): Promise<Measured> {
@@ -102,11 +101,28 @@ async function measure(service: BenchService): Promise<Measured> {
     connections: share,
   }));
   // A short warm-up: JIT, connection pools and page caches in the same state for every mode.
-  await loadAll(targets.map((t) => ({ ...t, seconds: 2 })));
+  const warm = await loadAll(targets.map((t) => ({ ...t, seconds: 2 })));
   const pids = service.instances.map((i) => i.child.pid!);
   const { result, cpuPerRequest } = await withCpu(pids, () => loadAll(targets));
   const rss = pids.map((pid) => peakRssMb(pid)).join(' + ');
+  await checkStored(service, warm.requests + result.requests);
   return { result, rss, cpuPerRequest };
+}
+
+/**
+ * Every answered request must have stored a new event: otherwise the run measured
+ * deduplication, not ingest. wrk stops counting with requests still in flight, which may be
+ * stored too: up to one per connection for each of the two runs.
+ */
+async function checkStored(service: BenchService, answered: number): Promise<void> {
+  const res = await fetch(`${service.running.url}/v1/pixels/${service.pixelId}/events?limit=1`, {
+    headers: service.headers,
+  });
+  const { total } = (await res.json()) as { total: number };
+  const slack = 2 * connections;
+  if (total < answered || total > answered + slack) {
+    throw new Error(`${answered} requests answered 200, but ${total} events stored`);
+  }
 }
 
 /** One of the bare node:http servers (`file`), loaded like the service. */
