@@ -17,6 +17,11 @@ export class GroupCommit<T, R> {
   private running = false;
   private idle: Promise<void> = Promise.resolve();
   private markIdle: () => void = () => {};
+  /**
+   * Transactions of several items that failed and were retried one item each (a row the
+   * database refused, a deadlock, an outage). Read by tests and diagnostics.
+   */
+  failedBatches = 0;
 
   /**
    * @param commit stores `items` in one transaction and returns one result per item, in order
@@ -80,6 +85,7 @@ export class GroupCommit<T, R> {
     } catch (error) {
       results = items.length === 1 ? [{ status: 'rejected', reason: error }] : [];
       if (items.length > 1) {
+        this.failedBatches += 1;
         // Retried in their original order, so the first of two equal event ids still wins.
         for (const item of items) {
           try {

@@ -372,6 +372,26 @@ for (const kind of await testStores()) {
         assert.deepEqual(await ids({ eventName: 'Nope' }), { ids: '', total: 0 });
         assert.deepEqual(await ids({ accountId: 'acct_other' }), { ids: '', total: 0 });
       });
+
+      it('keeps arrival order within one batch, whatever order the ids sort in', async () => {
+        const { acct, px } = await setup();
+        // One timestamp, so arrival alone orders them; ids that sort against arrival order.
+        const arrival = ['m', 'z', 'a', 'q', 'b'];
+        const results = await store.events.insertEvents(
+          arrival.map((eventId) => ({ event: event(px, { eventId, timestamp: at(0) }), emit: [] })),
+        );
+        assert.ok(results.every((r) => r.status === 'fulfilled' && r.value === 'inserted'));
+        const { events } = await store.events.listEvents({
+          accountId: acct.id,
+          pixelId: px.id,
+          limit: 10,
+          offset: 0,
+        });
+        assert.deepEqual(
+          events.map((e) => e.eventId),
+          [...arrival].reverse(),
+        );
+      });
     });
 
     describe('event totals', () => {

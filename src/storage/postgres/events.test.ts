@@ -80,11 +80,13 @@ describe('PostgreSQL group commit', {
   });
 
   it('keeps counts exact when two instances batch into the same buckets at once', async () => {
-    // Each batch upserts many (pixel, name, hour) keys; the second instance gets them in the
-    // opposite order. Sorted upserts make the two wait for each other instead of deadlocking
-    // (a deadlock would reject a whole batch here), and an event_id sent to both instances
-    // is counted once.
+    // Each batch upserts many (pixel, name, hour) keys, and 100 event_ids go to both
+    // instances, the second getting everything in the opposite order. Rows and count buckets
+    // are locked in sorted order, so the two transactions wait for each other instead of
+    // deadlocking (PostgreSQL would abort one after a second, and its batch would be retried
+    // event by event), and an event_id sent to both instances is counted once.
     const other = await PostgresStore.open({ url });
+    const failedBefore = store.events.failedBatches;
     try {
       const pixels = [newId('px'), newId('px'), newId('px')];
       const names = ['Lead', 'Purchase', 'Search', 'AddToCart'];
@@ -102,6 +104,8 @@ describe('PostgreSQL group commit', {
       ]);
       const inserted = outcomes.filter((o) => o === 'inserted').length;
       assert.equal(inserted, 600, 'each event stored once, none failed');
+      // Whole batches committed: none was aborted (a deadlock) and retried event by event.
+      assert.equal(store.events.failedBatches - failedBefore + other.events.failedBatches, 0);
       for (const px of pixels) {
         for (const eventName of [undefined, ...names]) {
           const query = { accountId, pixelId: px, limit: 1, offset: 0 };

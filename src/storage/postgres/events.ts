@@ -64,18 +64,30 @@ async function insertMany(db: pg.PoolClient, batch: Pending[]): Promise<Outcome[
   const e = firsts.map((p) => p.event);
   const json = (v: unknown) => (v === null ? null : JSON.stringify(v));
   // unnest turns one array per column into rows: a single statement and a single round trip
-  // whatever the batch size, and rows enter in array order, so seq keeps arrival order.
+  // whatever the batch size. seq is drawn in array order, so it keeps arrival order; the rows
+  // then go in sorted by (pixel_id, event_id). That order is what keeps two instances from
+  // deadlocking: an event_id in both their batches makes the second wait for the first
+  // transaction, and with every batch taking its keys in one global order, neither can be
+  // holding a key the other is waiting behind.
   // The same statement adds the rows it really inserted (RETURNING skips the duplicates) to
   // the all-time, daily and hourly counts: one multi-row upsert per table, in the batch's
-  // transaction. Keys go in sorted, so two instances upserting overlapping buckets lock them
-  // in the same order and wait for each other instead of deadlocking.
+  // transaction. Keys go in sorted there too, for the same reason.
   const { rows } = await db.query<{ pixel_id: string; event_id: string }>(
-    `WITH inserted AS (
-       INSERT INTO events (account_id, pixel_id, event_id, event_name, value, currency, timestamp,
-         received_at, url, referrer, title, search_string, user_data, custom_data)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::float8[],
-         $6::text[], $7::timestamptz[], $8::timestamptz[], $9::text[], $10::text[], $11::text[],
-         $12::text[], $13::json[], $14::json[])
+    `WITH arrived AS MATERIALIZED (
+       SELECT nextval((SELECT pg_get_serial_sequence('events', 'seq'))::regclass) AS seq, e.*
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::float8[],
+           $6::text[], $7::timestamptz[], $8::timestamptz[], $9::text[], $10::text[],
+           $11::text[], $12::text[], $13::json[], $14::json[]) WITH ORDINALITY
+           AS e (account_id, pixel_id, event_id, event_name, value, currency, timestamp,
+             received_at, url, referrer, title, search_string, user_data, custom_data, arrival)
+        ORDER BY e.arrival
+     ), inserted AS (
+       INSERT INTO events (seq, account_id, pixel_id, event_id, event_name, value, currency,
+         timestamp, received_at, url, referrer, title, search_string, user_data, custom_data)
+       OVERRIDING SYSTEM VALUE
+       SELECT seq, account_id, pixel_id, event_id, event_name, value, currency, timestamp,
+         received_at, url, referrer, title, search_string, user_data, custom_data
+         FROM arrived ORDER BY pixel_id, event_id
        ON CONFLICT (pixel_id, event_id) DO NOTHING
        RETURNING account_id, pixel_id, event_id, event_name,
          floor(extract(epoch FROM timestamp) / 3600)::bigint AS hour
@@ -154,6 +166,11 @@ export class PostgresEventStore implements EventStore {
 
   insertEvents(events: NewEvent[]): Promise<PromiseSettledResult<Outcome>[]> {
     return this.batches.submit(events);
+  }
+
+  /** Batch transactions that failed and were retried one event each (group-commit.ts). */
+  get failedBatches(): number {
+    return this.batches.failedBatches;
   }
 
   /** Resolves once no batch is queued or in flight (used by close()). */
