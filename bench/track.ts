@@ -12,10 +12,15 @@
  *   cluster         two processes on PostgreSQL + Redis, each loaded with half the connections
  *
  * The load comes from one enterprise account with custom limits nothing reaches (contract §2),
- * so the limiter still runs on every request; each request carries a new event_id.
+ * so the limiter still runs on every request; each request carries a new event_id (checked:
+ * the events stored must match the requests answered).
  *
- *   npm run bench -- [--modes sqlite,postgres,postgres-redis,cluster] [--seconds 10]
- *                    [--connections 100]
+ * Each server is measured in rounds, each round a baseline run followed by the server's run;
+ * a row shows medians over its rounds and the median of its rounds' ratios, so the machine
+ * slowing down or speeding up between modes does not skew the comparison.
+ *
+ *   npm run bench -- [--modes sqlite,postgres,postgres-redis,cluster] [--seconds 5]
+ *                    [--rounds 3] [--connections 100]
  *
  * PostgreSQL at BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test, each mode
  * in a fresh schema, dropped afterwards); Redis at BENCH_REDIS_URL (default
@@ -29,8 +34,8 @@ import { parseArgs } from 'node:util';
 import {
   type BenchService,
   cpuMs,
+  type LoadOptions,
   type LoadResult,
-  load,
   loadAll,
   peakRssMb,
   purchaseTemplate,
@@ -47,11 +52,13 @@ type Mode = (typeof MODES)[number];
 const { values } = parseArgs({
   options: {
     modes: { type: 'string', default: MODES.join(',') },
-    seconds: { type: 'string', default: '10' },
+    seconds: { type: 'string', default: '5' },
+    rounds: { type: 'string', default: '3' },
     connections: { type: 'string', default: '100' },
   },
 });
 const seconds = Number(values.seconds);
+const roundCount = Number(values.rounds);
 const connections = Number(values.connections);
 const modes = values.modes.split(',') as Mode[];
 for (const mode of modes) {
@@ -72,85 +79,108 @@ interface Row {
   ratio: string;
 }
 
-interface Measured {
+/** One timed load of one server. */
+interface Run {
   result: LoadResult;
-  rss: string;
-  /** Server CPU (all its processes) per request served during the measured run, in µs. */
+  /** Server CPU (all its processes) per request answered during the run, in µs. */
   cpuPerRequest: number;
 }
 
+/** A server under test: how to load it once, and what it has used. */
+interface Loadable {
+  run(): Promise<Run>;
+  rss(): string;
+  /** Requests answered so far, warm-up included (for checkStored). */
+  answered: number;
+}
+
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
 /** Runs `load` and returns its result with the CPU the processes `pids` spent per request. */
-async function withCpu(
-  pids: number[],
-  load: () => Promise<LoadResult>,
-): Promise<{ result: LoadResult; cpuPerRequest: number }> {
+async function withCpu(pids: number[], load: () => Promise<LoadResult>): Promise<Run> {
   const spent = () => pids.reduce((sum, pid) => sum + cpuMs(pid), 0);
   const before = spent();
   const result = await load();
-  return { result, cpuPerRequest: ((spent() - before) * 1000) / result.requests };
+  return { result, cpuPerRequest: ((spent() - before) * 1000) / Math.max(1, result.requests) };
 }
 
-async function measure(service: BenchService): Promise<Measured> {
+/** `targets` (one per process `pids`), warmed up, ready to be loaded round after round. */
+async function loadable(pids: number[], targets: LoadOptions[]): Promise<Loadable> {
+  // A short warm-up: JIT, connection pools and page caches in the same state for every server.
+  const warm = await loadAll(targets.map((t) => ({ ...t, seconds: 2 })));
+  const server: Loadable = {
+    answered: warm.requests,
+    async run() {
+      const measured = await withCpu(pids, () => loadAll(targets));
+      server.answered += measured.result.requests;
+      return measured;
+    },
+    rss: () => pids.map((pid) => peakRssMb(pid)).join(' + '),
+  };
+  return server;
+}
+
+function serviceTargets(service: BenchService): LoadOptions[] {
   const template = purchaseTemplate(service.pixelId);
   const share = Math.floor(connections / service.instances.length);
-  const targets = service.instances.map((instance) => ({
+  return service.instances.map((instance) => ({
     url: `${instance.url}/v1/track`,
     headers: service.headers,
     template,
     seconds,
     connections: share,
   }));
-  // A short warm-up: JIT, connection pools and page caches in the same state for every mode.
-  const warm = await loadAll(targets.map((t) => ({ ...t, seconds: 2 })));
-  const pids = service.instances.map((i) => i.child.pid!);
-  const { result, cpuPerRequest } = await withCpu(pids, () => loadAll(targets));
-  const rss = pids.map((pid) => peakRssMb(pid)).join(' + ');
-  await checkStored(service, warm.requests + result.requests);
-  return { result, rss, cpuPerRequest };
 }
 
 /**
  * Every answered request must have stored a new event: otherwise the run measured
  * deduplication, not ingest. wrk stops counting with requests still in flight, which may be
- * stored too: up to one per connection for each of the two runs.
+ * stored too: up to one per connection for each run.
  */
-async function checkStored(service: BenchService, answered: number): Promise<void> {
+async function checkStored(service: BenchService, answered: number, runs: number): Promise<void> {
   const res = await fetch(`${service.running.url}/v1/pixels/${service.pixelId}/events?limit=1`, {
     headers: service.headers,
   });
   const { total } = (await res.json()) as { total: number };
-  const slack = 2 * connections;
+  const slack = runs * connections;
   if (total < answered || total > answered + slack) {
     throw new Error(`${answered} requests answered 200, but ${total} events stored`);
   }
 }
 
-/** One of the bare node:http servers (`file`), loaded like the service. */
-async function measureBare(file: string): Promise<Measured> {
-  const server = await startProcess(process.execPath, [file], {}, /listening on (\S+)/);
+/** A bare node:http server (`file`), started for `use` and stopped after. */
+async function withBare<T>(file: string, use: (server: Loadable) => Promise<T>): Promise<T> {
+  const process_ = await startProcess(process.execPath, [file], {}, /listening on (\S+)/);
   try {
     const target = {
-      url: `${server.url}/v1/track`,
+      url: `${process_.url}/v1/track`,
       template: purchaseTemplate('px_bench'),
       seconds,
       connections,
     };
-    await load({ ...target, seconds: 2 });
-    const pid = server.child.pid!;
-    const { result, cpuPerRequest } = await withCpu([pid], () => load(target));
-    return { result, rss: String(peakRssMb(pid)), cpuPerRequest };
+    return await use(await loadable([process_.child.pid!], [target]));
   } finally {
-    await server.stop();
+    await process_.stop();
   }
 }
 
-async function runMode(mode: Mode, dir: string): Promise<Measured> {
+/** The service in `mode`, started for `use` and stopped after. */
+async function withMode<T>(
+  mode: Mode,
+  dir: string,
+  use: (server: Loadable, service: BenchService) => Promise<T>,
+): Promise<T> {
   // Rate-limit keys are per account, and every run makes a new account: no clash in Redis.
   const redisEnv = { REDIS_URL };
   const start = async (databaseUrl: string, env: Record<string, string>, instances = 1) => {
     const service = await startBenchService(databaseUrl, env, instances);
     try {
-      return await measure(service);
+      const pids = service.instances.map((i) => i.child.pid!);
+      return await use(await loadable(pids, serviceTargets(service)), service);
     } finally {
       await service.stop();
     }
@@ -174,51 +204,92 @@ const LABELS: Record<Mode, string> = {
   cluster: 'trackway, PostgreSQL + Redis, 2 processes',
 };
 
+/** One table row from a server's rounds: medians, and the median of its per-round ratios. */
+function row(server: string, runs: Run[], ratios: number[], rss: string): Row {
+  const r = runs.map((run) => run.result);
+  return {
+    server,
+    'req/s': Math.round(median(r.map((x) => x.requestsPerSecond))),
+    'p50 ms': Math.round(median(r.map((x) => x.p50)) * 10) / 10,
+    'p99 ms': Math.round(median(r.map((x) => x.p99)) * 10) / 10,
+    'peak RSS MB': rss,
+    'CPU µs/req': median(runs.map((x) => x.cpuPerRequest)).toFixed(1),
+    'non-2xx': r.reduce((sum, x) => sum + x.non2xx + x.errors, 0),
+    ratio: median(ratios).toFixed(2),
+  };
+}
+
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'trackway-bench-'));
   try {
-    const base = await measureBare(BASELINE);
-    // The bare server plus a durable SQLite commit per event, and nothing else: a ceiling.
-    const floor = await measureBare(COMMIT_BASELINE);
-    const row = (server: string, r: LoadResult, rss: string, cpu: number): Row => ({
-      server,
-      'req/s': r.requestsPerSecond,
-      'p50 ms': r.p50,
-      'p99 ms': r.p99,
-      'peak RSS MB': rss,
-      'CPU µs/req': cpu.toFixed(1),
-      'non-2xx': r.non2xx + r.errors,
-      ratio: (r.requestsPerSecond / base.result.requestsPerSecond).toFixed(2),
-    });
-    const rows: Row[] = [
-      row('bare node:http (baseline)', base.result, base.rss, base.cpuPerRequest),
-      row('node:http + SQLite commit only', floor.result, floor.rss, floor.cpuPerRequest),
-    ];
-    let invalid = false;
-    for (const mode of modes) {
-      const { result, rss, cpuPerRequest } = await runMode(mode, dir);
-      rows.push(row(LABELS[mode], result, rss, cpuPerRequest));
-      if (result.non2xx > 0 || result.errors > 0) invalid = true;
-      console.error(`${mode}: ${result.requestsPerSecond} req/s`);
-    }
-    console.log(
-      `\nPOST /v1/track, ${connections} connections, ${seconds} s per mode, load from ${base.result.tool}\n`,
-    );
-    console.log(table(rows as unknown as Array<Record<string, string | number>>));
-    const single = rows.find((r) => r.server === LABELS['postgres-redis']);
-    const cluster = rows.find((r) => r.server === LABELS.cluster);
-    if (single && cluster) {
-      console.log(
-        `\ntwo instances ÷ one (PostgreSQL + Redis): ${(cluster['req/s'] / single['req/s']).toFixed(2)}`,
+    await withBare(BASELINE, async (baseline) => {
+      const baseRuns: Run[] = [];
+      /**
+       * This machine's speed drifts from minute to minute, so one baseline run at the start
+       * would skew every ratio after it. Each round loads the baseline and then `server`, and
+       * a round's ratio compares the two; the row reports the median over the rounds.
+       */
+      const rounds = async (server: Loadable) => {
+        const runs: Run[] = [];
+        const ratios: number[] = [];
+        for (let round = 0; round < roundCount; round++) {
+          const base = await baseline.run();
+          const own = await server.run();
+          baseRuns.push(base);
+          runs.push(own);
+          ratios.push(own.result.requestsPerSecond / base.result.requestsPerSecond);
+        }
+        return { runs, ratios };
+      };
+      const rows: Row[] = [];
+      // The bare server plus a durable SQLite commit per event, and nothing else: a ceiling.
+      const floor = await withBare(COMMIT_BASELINE, async (server) => ({
+        ...(await rounds(server)),
+        rss: server.rss(),
+      }));
+      rows.push(row('node:http + SQLite commit only', floor.runs, floor.ratios, floor.rss));
+      let invalid = false;
+      for (const mode of modes) {
+        const measured = await withMode(mode, dir, async (server, service) => {
+          const result = await rounds(server);
+          await checkStored(service, server.answered, roundCount + 1);
+          return { ...result, rss: server.rss() };
+        });
+        const modeRow = row(LABELS[mode], measured.runs, measured.ratios, measured.rss);
+        rows.push(modeRow);
+        if (modeRow['non-2xx'] > 0) invalid = true;
+        console.error(`${mode}: ${modeRow['req/s']} req/s, ratio ${modeRow.ratio}`);
+      }
+      const baseRow = row(
+        'bare node:http (baseline)',
+        baseRuns,
+        baseRuns.map(() => 1),
+        baseline.rss(),
       );
-    }
-    console.log(
-      `\nresults: ${saveResult('track', { seconds, connections, tool: base.result.tool, rows })}`,
-    );
-    if (invalid) {
-      console.error('\nnon-2xx responses or errors from the service: those figures are not valid');
-      process.exitCode = 1;
-    }
+      rows.unshift(baseRow);
+      console.log(
+        `\nPOST /v1/track, ${connections} connections, ${roundCount} rounds of ${seconds} s per server ` +
+          `(each beside a baseline run), medians; load from ${baseRuns[0]!.result.tool}\n`,
+      );
+      console.log(table(rows as unknown as Array<Record<string, string | number>>));
+      const single = rows.find((r) => r.server === LABELS['postgres-redis']);
+      const cluster = rows.find((r) => r.server === LABELS.cluster);
+      if (single && cluster) {
+        console.log(
+          `\ntwo instances ÷ one (PostgreSQL + Redis): ${(cluster['req/s'] / single['req/s']).toFixed(2)}`,
+        );
+      }
+      const tool = baseRuns[0]!.result.tool;
+      console.log(
+        `\nresults: ${saveResult('track', { seconds, rounds: roundCount, connections, tool, rows })}`,
+      );
+      if (invalid) {
+        console.error(
+          '\nnon-2xx responses or errors from the service: those figures are not valid',
+        );
+        process.exitCode = 1;
+      }
+    });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
