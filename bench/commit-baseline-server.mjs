@@ -4,10 +4,10 @@
 // grouped into one transaction per loop turn. No authentication, rate limits, validation,
 // hashing, counts or outbox. What it reaches is a ceiling for the service on this machine.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { answerTracked, serveJson } from './bare-json-server.mjs';
 
 const dir = mkdtempSync(join(tmpdir(), 'trackway-commit-baseline-'));
 const db = new Database(join(dir, 'events.db'));
@@ -47,43 +47,16 @@ function flush() {
   const batch = queue;
   queue = [];
   commit.immediate(batch);
-  for (const { res, event } of batch) {
-    const body = JSON.stringify({
-      success: true,
-      event_id: event.event_id,
-      message: 'Event tracked',
-    });
-    res.writeHead(200, {
-      'content-type': 'application/json',
-      'content-length': Buffer.byteLength(body),
-    });
-    res.end(body);
-  }
+  for (const { res, event } of batch) answerTracked(res, event);
 }
 
-const server = createServer((req, res) => {
-  const chunks = [];
-  req.on('data', (c) => chunks.push(c));
-  req.on('end', () => {
-    let event;
-    try {
-      event = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-    } catch {
-      res.writeHead(400, { 'content-type': 'application/json' });
-      res.end('{"error":"Invalid request","message":"Malformed JSON body"}');
-      return;
-    }
+serveJson(
+  (event, res) => {
     if (queue.length === 0) setImmediate(flush);
     queue.push({ res, event });
-  });
-});
-server.listen(0, '127.0.0.1', () => {
-  process.stdout.write(`listening on http://127.0.0.1:${server.address().port}\n`);
-});
-process.on('SIGTERM', () =>
-  server.close(() => {
+  },
+  () => {
     db.close();
     rmSync(dir, { recursive: true, force: true });
-    process.exit(0);
-  }),
+  },
 );
