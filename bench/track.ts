@@ -154,17 +154,17 @@ async function checkStored(service: BenchService, answered: number, runs: number
 
 /** A bare node:http server (`file`), started for `use` and stopped after. */
 async function withBare<T>(file: string, use: (server: Loadable) => Promise<T>): Promise<T> {
-  const process_ = await startProcess(process.execPath, [file], {}, /listening on (\S+)/);
+  const running = await startProcess(process.execPath, [file], {}, /listening on (\S+)/);
   try {
     const target = {
-      url: `${process_.url}/v1/track`,
+      url: `${running.url}/v1/track`,
       template: purchaseTemplate('px_bench'),
       seconds,
       connections,
     };
-    return await use(await loadable([process_.child.pid!], [target]));
+    return await use(await loadable([running.child.pid!], [target]));
   } finally {
-    await process_.stop();
+    await running.stop();
   }
 }
 

@@ -17,11 +17,7 @@ export class GroupCommit<T, R> {
   private running = false;
   private idle: Promise<void> = Promise.resolve();
   private markIdle: () => void = () => {};
-  /**
-   * Transactions of several items that failed and were retried one item each (a row the
-   * database refused, a deadlock, an outage). Read by tests and diagnostics.
-   */
-  failedBatches = 0;
+  private failed = 0;
 
   /**
    * @param commit stores `items` in one transaction and returns one result per item, in order
@@ -52,6 +48,14 @@ export class GroupCommit<T, R> {
     const [result] = await this.submit([item]);
     if (result!.status === 'rejected') throw result!.reason;
     return result!.value;
+  }
+
+  /**
+   * Transactions of several items that failed and were retried one item each (a row the
+   * database refused, a deadlock, an outage). Read by tests and diagnostics.
+   */
+  get failedBatches(): number {
+    return this.failed;
   }
 
   /** Resolves once nothing is queued or in flight (for close()). */
@@ -85,7 +89,7 @@ export class GroupCommit<T, R> {
     } catch (error) {
       results = items.length === 1 ? [{ status: 'rejected', reason: error }] : [];
       if (items.length > 1) {
-        this.failedBatches += 1;
+        this.failed += 1;
         // Retried in their original order, so the first of two equal event ids still wins.
         for (const item of items) {
           try {
