@@ -419,3 +419,47 @@ for (const shared of sharedDatabases) {
     });
   });
 }
+
+describe('waking the delivery worker', () => {
+  it('runs one look for work for a burst of wake-ups, and wakes again after a restart', async () => {
+    const dir = tempDir();
+    const store = SqliteStore.open(join(dir.path, 'wake.db'));
+    let looks = 0;
+    const webhooks = Object.create(store.webhooks) as Store['webhooks'];
+    webhooks.nextDueAt = () => {
+      looks += 1;
+      return store.webhooks.nextDueAt();
+    };
+    const sender = createSender(local);
+    // A poll far beyond the test, so every look below comes from a wake-up.
+    const worker = new DeliveryWorker({
+      store: webhooks,
+      clock: systemClock,
+      sender,
+      logger,
+      schedule: [0],
+      pollMs: 600_000,
+    });
+    const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
+    try {
+      worker.start();
+      await settle();
+      assert.equal(looks, 1, 'start looks once');
+      // What one group commit of 100 tracked events does: 100 wake-ups in one turn.
+      for (let i = 0; i < 100; i++) worker.wake();
+      await settle();
+      assert.equal(looks, 2);
+      // Stopped with a wake-up still queued: starting again must still look.
+      worker.wake();
+      await worker.stop();
+      worker.start();
+      await settle();
+      assert.equal(looks, 3, 'a restarted worker is woken');
+    } finally {
+      await worker.stop();
+      await sender.close();
+      await store.close();
+      dir.remove();
+    }
+  });
+});

@@ -52,6 +52,8 @@ export class DeliveryWorker {
   private timer: NodeJS.Timeout | undefined;
   private ticking = false;
   private again = false;
+  /** A tick is already due at once: further wake-ups before it runs add nothing. */
+  private wakeQueued = false;
   private stopped = true;
   private readonly concurrency: number;
   private readonly perEndpoint: number;
@@ -79,6 +81,8 @@ export class DeliveryWorker {
       this.again = true;
       return;
     }
+    // Every tracked event wakes the worker; a burst of them needs one timer, not one each.
+    if (this.wakeQueued) return;
     this.schedule(0);
   };
 
@@ -86,11 +90,13 @@ export class DeliveryWorker {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    this.wakeQueued = false;
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
   }
 
   private schedule(delayMs: number): void {
     clearTimeout(this.timer);
+    this.wakeQueued = delayMs === 0;
     // Not unref'd: in a standalone `trackway worker` this timer is what keeps the process alive.
     this.timer = setTimeout(() => void this.tick(), delayMs);
   }
@@ -104,6 +110,7 @@ export class DeliveryWorker {
   private async tick(): Promise<void> {
     if (this.stopped || this.ticking) return;
     this.ticking = true;
+    this.wakeQueued = false;
     this.again = false;
     let claimed = 0;
     let next: Date | null = null;
