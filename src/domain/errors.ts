@@ -99,3 +99,13 @@ export function isStorageUnavailable(error: unknown): boolean {
   }
   return UNAVAILABLE_MESSAGES.test(error.message);
 }
+
+/**
+ * PostgreSQL aborted a transaction to resolve a conflict with another one, not because of
+ * anything in it: a serialization failure or a deadlock. Nothing was written, and running it
+ * again normally succeeds.
+ */
+export function isTransactionConflict(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === '40001' || code === '40P01';
+}

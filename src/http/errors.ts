@@ -6,6 +6,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import {
   type ErrorCode,
   isStorageUnavailable,
+  isTransactionConflict,
   RateLimitedError,
   TrackwayError,
 } from '../domain/errors.ts';
@@ -72,6 +73,14 @@ export function toTrackwayError(error: unknown, bodyLimit = MAX_BODY_BYTES): Tra
     return new TrackwayError(
       'service_unavailable',
       'Storage is not reachable right now; nothing was stored. Please retry shortly.',
+    );
+  }
+  // Still conflicting after the store's own retries (postgres/database.ts): nothing was
+  // stored, and the client's retry is the right answer, not a 500.
+  if (isTransactionConflict(error)) {
+    return new TrackwayError(
+      'service_unavailable',
+      'Storage is busy with conflicting writes; nothing was stored. Please retry shortly.',
     );
   }
   return new TrackwayError('internal', 'An unexpected error occurred');

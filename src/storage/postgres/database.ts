@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
-import { isStorageUnavailable } from '../../domain/errors.ts';
+import { isStorageUnavailable, isTransactionConflict } from '../../domain/errors.ts';
 
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
 
@@ -96,8 +96,30 @@ export function createPool(options: PostgresOptions): { pool: pg.Pool; schema: s
   return { pool, schema };
 }
 
-/** Runs `work` in one transaction on one connection, rolling back if it throws. */
+/** Runs of a transaction PostgreSQL aborted as a conflict, before the error reaches the caller. */
+export const CONFLICT_ATTEMPTS = 3;
+
+/**
+ * Runs `work` in one transaction on one connection, rolling back if it throws. A transaction
+ * aborted as a conflict (another instance took the same rows in the opposite order) is run
+ * again, up to CONFLICT_ATTEMPTS times in all, so `work` must not act outside the transaction.
+ */
 export async function inTransaction<T>(
+  pool: pg.Pool,
+  work: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await transactionOnce(pool, work);
+    } catch (error) {
+      if (attempt >= CONFLICT_ATTEMPTS || !isTransactionConflict(error)) throw error;
+      // A short random pause, so the two sides of a deadlock do not meet again at once.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt));
+    }
+  }
+}
+
+async function transactionOnce<T>(
   pool: pg.Pool,
   work: (client: pg.PoolClient) => Promise<T>,
 ): Promise<T> {
