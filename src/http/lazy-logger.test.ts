@@ -21,7 +21,9 @@ describe('LazyChildLogger', () => {
     const child = new LazyChildLogger(logger, { reqId: 'r1' }, {});
     assert.equal(child.level, 'info');
     assert.equal(child.materialised, false);
-    child.debug('below the level: the real child still answers it');
+    child.debug('below the level: nothing to write, so still no child');
+    assert.equal(child.materialised, false);
+    child.warn('at or above the level: now it is made');
     assert.equal(child.materialised, true);
   });
 
@@ -42,7 +44,7 @@ describe('LazyChildLogger', () => {
     assert.equal(lines[1]!['step'], 'x');
   });
 
-  it('follows a level set on it, and a child level given at birth', () => {
+  it('follows a level set on it, and a child level given at birth', async () => {
     const { logger } = capture();
     const quiet = new LazyChildLogger(logger, { reqId: 'r2' }, { level: 'error' });
     assert.equal(quiet.level, 'error');
@@ -50,5 +52,16 @@ describe('LazyChildLogger', () => {
     lazy.level = 'debug';
     assert.equal(lazy.level, 'debug');
     assert.equal(logger.level, 'info');
+    // Calls below the level, made or not, write nothing.
+    const { lines, logger: parent } = capture();
+    const strict = new LazyChildLogger(parent, { reqId: 'r4' }, { level: 'error' });
+    strict.warn('dropped');
+    strict.error('kept');
+    strict.warn('dropped too');
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(
+      lines.map((l) => l['msg']),
+      ['kept'],
+    );
   });
 });

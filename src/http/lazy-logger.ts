@@ -49,8 +49,21 @@ export class LazyChildLogger implements FastifyBaseLogger {
   }
 }
 
+/** pino's level values: a call below the logger's level writes nothing. */
+const LEVEL_VALUES: Record<string, number> = {
+  fatal: 60,
+  error: 50,
+  warn: 40,
+  info: 30,
+  debug: 20,
+  trace: 10,
+  silent: Number.POSITIVE_INFINITY,
+};
+
 for (const level of ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const) {
   LazyChildLogger.prototype[level] = function (this: LazyChildLogger, ...args: unknown[]) {
+    // Below the level, pino would write nothing: no reason to make the child for it.
+    if (!this.materialised && LEVEL_VALUES[level]! < (LEVEL_VALUES[this.level] ?? 0)) return;
     (this.real[level] as (...a: unknown[]) => void)(...args);
   } as LogFn;
 }
