@@ -42,6 +42,14 @@ export function postgresUrl(schema: string): string {
   return url.toString();
 }
 
+/**
+ * The options of a suite that needs PostgreSQL itself: skipped, with the reason, where it does
+ * not answer. Never under CI: there postgresAvailable() throws instead.
+ */
+export async function postgresSuite(): Promise<{ skip: string | false }> {
+  return { skip: !(await postgresAvailable()) && 'PostgreSQL is not available' };
+}
+
 /** Drops a test schema and everything in it. */
 export async function dropSchema(schema: string): Promise<void> {
   const client = new pg.Client({ connectionString: TEST_DATABASE_URL });

@@ -4,18 +4,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { dropSchema, freshSchemaName, postgresAvailable, postgresUrl } from './harness.ts';
+import { dropSchema, freshSchemaName, postgresSuite, postgresUrl } from './harness.ts';
 import { runCli, type ServerProcess, startServerProcess } from './process.ts';
-
-const available = await postgresAvailable();
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field
 type Json = Record<string, any>;
 
-describe('two trackway processes on one PostgreSQL schema', {
-  // Never skipped under CI: there PostgreSQL must be up, and its absence is a failure.
-  skip: !available && !process.env['CI'] && 'PostgreSQL is not available',
-}, () => {
+// Never skipped under CI: there PostgreSQL must be up, and its absence is a failure.
+describe('two trackway processes on one PostgreSQL schema', await postgresSuite(), () => {
   const schema = freshSchemaName();
   const env = { DATABASE_URL: postgresUrl(schema) };
   let servers: ServerProcess[] = [];
@@ -45,7 +41,7 @@ describe('two trackway processes on one PostgreSQL schema', {
   });
   after(async () => {
     await Promise.all(servers.map((s) => s.stop('SIGKILL')));
-    if (available) await dropSchema(schema);
+    await dropSchema(schema);
   });
 
   it('prints no first-run key on PostgreSQL (accounts come from the CLI)', () => {

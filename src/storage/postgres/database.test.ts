@@ -2,20 +2,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
-import {
-  dropSchema,
-  freshSchemaName,
-  postgresAvailable,
-  postgresUrl,
-} from '../../../test/harness.ts';
+import { dropSchema, freshSchemaName, postgresSuite, postgresUrl } from '../../../test/harness.ts';
 import { CONFLICT_ATTEMPTS, createPool, inTransaction } from './database.ts';
 
-const available = await postgresAvailable();
-
 // Never skipped under CI: there PostgreSQL must be up, and its absence is a failure.
-describe('PostgreSQL transactions', {
-  skip: !available && !process.env['CI'] && 'PostgreSQL is not available',
-}, () => {
+describe('PostgreSQL transactions', await postgresSuite(), () => {
   const schema = freshSchemaName();
   let pool: pg.Pool;
 

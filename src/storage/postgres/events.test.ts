@@ -5,22 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import {
-  dropSchema,
-  freshSchemaName,
-  postgresAvailable,
-  postgresUrl,
-} from '../../../test/harness.ts';
+import { dropSchema, freshSchemaName, postgresSuite, postgresUrl } from '../../../test/harness.ts';
 import { newId } from '../../domain/ids.ts';
 import type { TrackedEvent } from '../../domain/model.ts';
 import { PostgresStore } from './store.ts';
 
-const available = await postgresAvailable();
-
 // Never skipped under CI: there PostgreSQL must be up, and its absence is a failure.
-describe('PostgreSQL group commit', {
-  skip: !available && !process.env['CI'] && 'PostgreSQL is not available',
-}, () => {
+describe('PostgreSQL group commit', await postgresSuite(), () => {
   const schema = freshSchemaName();
   const url = postgresUrl(schema);
   let store: PostgresStore;
