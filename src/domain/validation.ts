@@ -17,7 +17,9 @@ const HOSTNAME =
   /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/i;
 
 function validCalendarDate(y: string, m: string, d: string): boolean {
-  const date = new Date(Date.UTC(Number(y), Number(m) - 1, Number(d)));
+  // setUTCFullYear, not Date.UTC: Date.UTC reads years 0–99 as 1900–1999.
+  const date = new Date(0);
+  date.setUTCFullYear(Number(y), Number(m) - 1, Number(d));
   return (
     date.getUTCFullYear() === Number(y) &&
     date.getUTCMonth() === Number(m) - 1 &&
@@ -58,7 +60,9 @@ FormatRegistry.Set('http-url', isHttpUrl);
 FormatRegistry.Set('hostname', (v) => HOSTNAME.test(v));
 FormatRegistry.Set('iso4217', isCurrencyCode);
 FormatRegistry.Set('iso3166-alpha2', isCountryCode);
-FormatRegistry.Set('printable-ascii', (v) => /^[\x20-\x7e]+$/.test(v));
+// Any character but a control character (C0, DEL, C1): what "printable" means for a caller's
+// event_id (contract §1). Unpaired surrogates never get this far (see badStringPath).
+FormatRegistry.Set('printable', (v) => !/\p{Cc}/u.test(v));
 
 /** `/user_data/phone` → `user_data.phone` (JSON pointer unescaped). */
 function dotted(pointer: string): string {
@@ -93,7 +97,7 @@ function reason(error: ValueError): string {
     case ValueErrorType.ArrayMaxItems:
       return `must have at most ${s['maxItems']} items`;
     case ValueErrorType.ArrayMinItems:
-      return `must have at least ${s['minItems']} items`;
+      return `must have at least ${s['minItems']} item${s['minItems'] === 1 ? '' : 's'}`;
     case ValueErrorType.ArrayUniqueItems:
       return 'must not repeat items';
     case ValueErrorType.NumberMinimum:
@@ -154,51 +158,80 @@ function coerce(schema: TSchema, input: unknown): unknown {
   return out;
 }
 
-/**
- * The dotted path of the first string (or object key, reported at its object) holding NUL.
- * PostgreSQL text cannot store U+0000 at all: without this check such a value passed
- * validation and failed the insert with a 500. It is checked here, once, for every body,
- * query string and path parameter, rather than per field in each schema, because free-form
- * objects such as custom_data have no per-string schema to carry a rule.
- */
-function nulPath(value: unknown): string[] | null {
-  // Almost every value holds no NUL: find that out without building paths along the way.
-  return hasNul(value) ? nulPathFrom(value, []) : null;
+// ES2024's String.prototype.isWellFormed (V8 has it since Node 20); the ES2023 lib lacks it.
+declare global {
+  interface String {
+    isWellFormed(): boolean;
+  }
 }
 
-function hasNul(value: unknown): boolean {
-  if (typeof value === 'string') return value.includes('\u0000');
+const NUL_REASON = 'must not contain NUL (\\u0000) characters';
+const SURROGATE_REASON = 'must be valid Unicode (it holds an unpaired surrogate)';
+
+/** Why a string cannot be stored as sent, or null when it can. */
+function badText(text: string): string | null {
+  if (text.includes('\u0000')) return NUL_REASON;
+  // JSON may spell half of a surrogate pair ("\ud800"); it has no UTF-8 form, so SQLite would
+  // store invalid bytes and PostgreSQL a replacement character: refused instead of altered.
+  if (!text.isWellFormed()) return SURROGATE_REASON;
+  return null;
+}
+
+/**
+ * The first string (or object key, reported at its object) that cannot be stored as sent: it
+ * holds NUL, which PostgreSQL text cannot store at all (without this check such a value passed
+ * validation and failed the insert with a 500), or an unpaired surrogate. Checked here, once,
+ * for every body, query string and path parameter, rather than per field in each schema,
+ * because free-form objects such as custom_data have no per-string schema to carry a rule.
+ */
+function badTextPath(value: unknown): { path: string[]; reason: string } | null {
+  // Almost every value is fine: find that out without building paths along the way.
+  return hasBadText(value) ? badTextFrom(value, []) : null;
+}
+
+function hasBadText(value: unknown): boolean {
+  if (typeof value === 'string') return badText(value) !== null;
   if (typeof value !== 'object' || value === null) return false;
   if (Array.isArray(value)) {
-    for (const item of value) if (hasNul(item)) return true;
+    for (const item of value) if (hasBadText(item)) return true;
     return false;
   }
   for (const key in value) {
-    if (key.includes('\u0000') || hasNul((value as Record<string, unknown>)[key])) return true;
+    if (badText(key) !== null || hasBadText((value as Record<string, unknown>)[key])) return true;
   }
   return false;
 }
 
-function nulPathFrom(value: unknown, path: string[]): string[] | null {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
+function badTextFrom(value: unknown, path: string[]): { path: string[]; reason: string } | null {
+  if (typeof value === 'string') {
+    const reason = badText(value);
+    return reason === null ? null : { path, reason };
+  }
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const found = nulPathFrom(value[i], [...path, String(i)]);
+      const found = badTextFrom(value[i], [...path, String(i)]);
       if (found) return found;
     }
     return null;
   }
   if (typeof value === 'object' && value !== null) {
     for (const [key, item] of Object.entries(value)) {
-      if (key.includes('\u0000')) return path;
-      const found = nulPathFrom(item, [...path, key]);
+      // A key is reported at the object holding it: the key itself is not a usable path.
+      const keyReason = badText(key);
+      if (keyReason !== null) return { path, reason: keyReason };
+      const found = badTextFrom(item, [...path, key]);
       if (found) return found;
     }
   }
   return null;
 }
 
-const NUL_REASON = 'must not contain NUL (\\u0000) characters';
+/** JSON Schema counts a string's length in characters; UTF-16 (`.length`) counts 😀 as two. */
+function characterCount(text: string): number {
+  let count = 0;
+  for (const _ of text) count++;
+  return count;
+}
 
 export type Noun = 'field' | 'parameter';
 
@@ -206,6 +239,13 @@ export interface Validator<T extends TSchema> {
   schema: T;
   /** Returns the value typed by the schema, or throws the first failure as a TrackwayError. */
   (value: unknown): Static<T>;
+  /**
+   * Like the validator itself, except that unknown fields, when they are all that is wrong,
+   * are returned instead of thrown: for a caller with checks of its own (formats the schema
+   * cannot express), which by the contract's order (§3) come before unknown fields. The value
+   * then carries the unknown fields too; every known one is valid.
+   */
+  inspect(value: unknown): { value: Static<T>; unknown?: TrackwayError };
 }
 
 export function compileValidator<T extends TSchema>(
@@ -214,10 +254,11 @@ export function compileValidator<T extends TSchema>(
     noun?: Noun;
     coerce?: boolean;
     /**
-     * Refuse NUL anywhere in the value (default). Off only where the parts are validated
-     * again, each with it on: the batch envelope, whose events must fail in their own slot.
+     * Refuse text that cannot be stored as sent (NUL, unpaired surrogates) anywhere in the
+     * value (default). Off only where the parts are validated again, each with it on: the
+     * batch envelope, whose events must fail in their own slot.
      */
-    checkNul?: boolean;
+    checkText?: boolean;
   } = {},
 ): Validator<T> {
   const noun = options.noun ?? 'field';
@@ -233,19 +274,35 @@ export function compileValidator<T extends TSchema>(
     return new TrackwayError('invalid_request', message, path);
   };
 
-  const validate = (input: unknown): Static<T> => {
+  const inspect = (input: unknown): { value: Static<T>; unknown?: TrackwayError } => {
     const value = options.coerce ? coerce(schema, input) : input;
-    const nul = options.checkNul === false ? null : nulPath(value);
-    // A NUL is a wrong-format failure: after missing fields, before unknown ones (§3).
-    const nulError = nul && fail('Invalid', nul.length === 0 ? noun : nul.join('.'), NUL_REASON);
+    const bad = options.checkText === false ? null : badTextPath(value);
+    // Unstorable text is a wrong-format failure: after missing fields, before unknown ones (§3).
+    // A key at the top level has no field to name: the body (or query string) is at fault.
+    const badError =
+      bad &&
+      fail(
+        'Invalid',
+        bad.path.length > 0 ? bad.path.join('.') : noun === 'field' ? 'body' : 'query string',
+        bad.reason,
+      );
     if (check.Check(value)) {
-      if (nulError) throw nulError;
-      return value as Static<T>;
+      if (badError) throw badError;
+      return { value: value as Static<T> };
     }
     let firstInvalid: TrackwayError | undefined;
     let firstUnknown: TrackwayError | undefined;
     const missing: string[] = [];
+    let reported = 0;
     for (const error of check.Errors(value)) {
+      reported += 1;
+      if (
+        error.type === ValueErrorType.StringMaxLength &&
+        characterCount(error.value as string) <=
+          (error.schema as unknown as { maxLength: number }).maxLength
+      ) {
+        continue; // long in UTF-16 units only (emoji and other astral characters count two)
+      }
       const path = dotted(error.path);
       if (error.path === '' && error.type === ValueErrorType.Object) {
         throw new TrackwayError('invalid_request', 'Request body must be a JSON object');
@@ -273,14 +330,17 @@ export function compileValidator<T extends TSchema>(
       };
       throw fail('Missing required', missing.sort((a, b) => order(a) - order(b))[0]!);
     }
-    throw (
-      firstInvalid ??
-      nulError ??
-      firstUnknown ??
-      new TrackwayError('invalid_request', `Invalid ${noun}s`)
-    );
+    const invalid = firstInvalid ?? badError;
+    if (invalid) throw invalid;
+    if (reported === 0) throw new TrackwayError('invalid_request', `Invalid ${noun}s`);
+    return { value: value as Static<T>, unknown: firstUnknown };
   };
-  return Object.assign(validate, { schema });
+  const validate = (input: unknown): Static<T> => {
+    const { value, unknown } = inspect(input);
+    if (unknown) throw unknown;
+    return value;
+  };
+  return Object.assign(validate, { schema, inspect });
 }
 
 export type { Static };

@@ -7,7 +7,6 @@ import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { TSchema } from '@sinclair/typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import sjson from 'secure-json-parse';
 import type { Config } from '../config.ts';
@@ -16,13 +15,13 @@ import { TrackwayError } from '../domain/errors.ts';
 import type { Account } from '../domain/model.ts';
 import { withPixelCache } from '../domain/pixels/pixel-cache.ts';
 import type { Clock, RateLimiter, Store } from '../domain/ports.ts';
-import { compileValidator } from '../domain/validation.ts';
 import { authenticateRequest } from './auth.ts';
 import { decodeBody } from './content-encoding.ts';
 import { handleClientError, handleError, MAX_BODY_BYTES } from './errors.ts';
 import { LazyChildLogger } from './lazy-logger.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { limitAccount, limitAuthFailure } from './rate-limit.ts';
+import { compileSchemaValidator, NoQuerySchema } from './route-kit.ts';
 import { registerListEvents } from './routes/events.list.ts';
 import { registerHealthRoutes } from './routes/health.ts';
 import { registerCreatePixel } from './routes/pixels.create.ts';
@@ -66,6 +65,13 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the auth hook on every /v1 route that needs a key. */
     account: Account;
+  }
+  interface FastifyContextConfig {
+    /**
+     * Levels of nesting a route's body wraps around what it carries (`{"events": [...]}`: 2),
+     * allowed on top of the depth limit so a batched event nests as deep as one sent alone.
+     */
+    envelopeDepth?: number;
   }
 }
 
@@ -122,9 +128,10 @@ function needsSecureParse(text: string): boolean {
   );
 }
 
-function parseJson(body: string): unknown {
+function parseJson(body: string, envelopeDepth: number): unknown {
   // Nesting deeper than the limit needs more brackets than that: most bodies skip the scan.
-  if (openings(body, MAX_JSON_DEPTH) > MAX_JSON_DEPTH && nestedTooDeep(body, MAX_JSON_DEPTH)) {
+  const max = MAX_JSON_DEPTH + envelopeDepth;
+  if (openings(body, max) > max && nestedTooDeep(body, max)) {
     throw new TrackwayError(
       'invalid_request',
       `Malformed JSON body: nested deeper than ${MAX_JSON_DEPTH} levels`,
@@ -184,28 +191,13 @@ export async function buildApp(given: AppDeps): Promise<App> {
   // added later in a hook changes the object's hidden class and slows Fastify's hot path.
   app.decorateRequest('account', null as unknown as Account);
 
-  app.setValidatorCompiler(({ schema, httpPart }) => {
-    const validate = compileValidator(schema as TSchema, {
-      noun: httpPart === 'querystring' ? 'parameter' : 'field',
-      coerce: httpPart === 'querystring' || httpPart === 'params',
-    });
-    // A body marked optional may be left out entirely (e.g. POST …/test with no body).
-    const optional = (schema as Record<string, unknown>)['x-optional-body'] === true;
-    return (data: unknown) => {
-      if (optional && (data === null || data === undefined)) return { value: undefined };
-      try {
-        return { value: validate(data) };
-      } catch (error) {
-        return { error: error as Error };
-      }
-    };
-  });
+  app.setValidatorCompiler(compileSchemaValidator);
 
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (body === '') return done(null, undefined);
     try {
-      done(null, parseJson(body as string));
+      done(null, parseJson(body as string, request.routeOptions.config.envelopeDepth ?? 0));
     } catch (error) {
       done(error as Error, undefined);
     }
@@ -303,6 +295,13 @@ export async function buildApp(given: AppDeps): Promise<App> {
   // Key lookups are reused for at most 1 s (the contract's bound for plan changes).
   const keys = new ApiKeyCache(deps.store.accounts, deps.clock);
   await app.register(async (v1) => {
+    // A route that declares no query parameters refuses any (decisions.md: nothing the caller
+    // sends is silently ignored), as the routes that declare some refuse the others.
+    v1.addHook('onRoute', (route) => {
+      if (route.schema?.querystring === undefined) {
+        route.schema = { ...route.schema, querystring: NoQuerySchema };
+      }
+    });
     const limiter = deps.rateLimiter;
     v1.addHook('onRequest', async (request, reply) => {
       const now = deps.clock.now();

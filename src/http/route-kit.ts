@@ -1,7 +1,12 @@
-/** What every route file shares: the error shape for OpenAPI and the request → Context step. */
-import { Type } from '@sinclair/typebox';
-import type { FastifyRequest } from 'fastify';
+/**
+ * What every route file shares: the error shape for OpenAPI, schema validation, and the
+ * request → Context step.
+ */
+import { type TSchema, Type } from '@sinclair/typebox';
+import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
+import type { FastifyRouteSchemaDef } from 'fastify/types/schema.js';
 import type { Context } from '../domain/context.ts';
+import { compileValidator } from '../domain/validation.ts';
 import type { WebhookContext } from '../domain/webhooks/endpoints.ts';
 import type { AppDeps } from './app.ts';
 
@@ -24,6 +29,51 @@ export const errorResponses = {
   404: ErrorSchema,
   429: ErrorSchema,
 };
+
+/** The query string of a route that takes no parameters: any parameter is unknown. */
+export const NoQuerySchema = Type.Object({}, { additionalProperties: false });
+
+/** Fastify's `{ value } | { error }` shape around a validator that throws. */
+function asFastifyValidator(validate: (data: unknown) => unknown) {
+  return (data: unknown) => {
+    try {
+      return { value: validate(data) };
+    } catch (error) {
+      return { error: error as Error };
+    }
+  };
+}
+
+/**
+ * Every schema a route declares (body, query string, path parameters) is enforced with the
+ * same validator (domain/validation.ts), so what is documented is what is enforced.
+ */
+export const compileSchemaValidator: FastifySchemaCompiler<TSchema> = ({ schema, httpPart }) => {
+  const validate = compileValidator(schema, {
+    noun: httpPart === 'querystring' ? 'parameter' : 'field',
+    coerce: httpPart === 'querystring' || httpPart === 'params',
+  });
+  // A body marked optional may be left out entirely (e.g. POST …/test with no body).
+  const optional = (schema as Record<string, unknown>)['x-optional-body'] === true;
+  return asFastifyValidator((data) =>
+    optional && (data === null || data === undefined) ? undefined : validate(data),
+  );
+};
+
+/**
+ * For a route whose body its verb validates (the track routes: format checks the schema
+ * cannot express come before unknown fields, and a batch answers each event in its slot):
+ * the body goes through `validateBody` (the identity when left out), every other part as usual.
+ * The body schema still types the handler and documents the route.
+ */
+export function bodyValidatedBy<S>(
+  validateBody: (body: unknown) => unknown = (body) => body,
+): FastifySchemaCompiler<S> {
+  return (route) =>
+    route.httpPart === 'body'
+      ? asFastifyValidator(validateBody)
+      : compileSchemaValidator(route as unknown as FastifyRouteSchemaDef<TSchema>);
+}
 
 export const PixelIdParams = Type.Object({
   pixel_id: Type.String({ description: 'Pixel identifier (`px_…`).' }),

@@ -56,8 +56,8 @@ export const TrackEventSchema = Type.Object(
       Type.String({
         minLength: 1,
         maxLength: 128,
-        format: 'printable-ascii',
-        errorMessage: 'must be 1 to 128 printable ASCII characters',
+        format: 'printable',
+        errorMessage: 'must be 1 to 128 printable characters',
         description:
           'Your unique ID for the event. A repeat of `(pixel_id, event_id)` is deduplicated: the first event is kept.',
       }),

@@ -1,8 +1,7 @@
 import type { Context } from '../context.ts';
 import { TrackwayError } from '../errors.ts';
 import type { Pixel, TrackedEvent } from '../model.ts';
-import { compileValidator } from '../validation.ts';
-import { type TrackEventResponse, TrackEventSchema } from './schemas.ts';
+import type { TrackEventResponse } from './schemas.ts';
 import { assertTrackable, eventTracked, prepareEvent, trackResponse } from './track-event.ts';
 
 /** What happened to one event of a batch, in its slot. */
@@ -10,9 +9,6 @@ export type BatchOutcome =
   | { ok: true; response: TrackEventResponse }
   /** `cause` is the storage failure behind an `internal` error, for the log only. */
   | { ok: false; error: TrackwayError; cause?: unknown };
-
-// The very validator POST /v1/track runs, so an event fails here exactly as it would alone.
-const validateEvent = compileValidator(TrackEventSchema, { noun: 'field' });
 
 /**
  * Tracks many events in one request and one commit. Each event goes through the same checks,
@@ -35,7 +31,8 @@ export async function trackEvents({
   const valid: Array<{ index: number; event: TrackedEvent }> = [];
   for (const [index, input] of inputs.entries()) {
     try {
-      const event = prepareEvent(ctx.account.id, validateEvent(input), receivedAt);
+      // The very checks POST /v1/track runs, so an event fails here exactly as it would alone.
+      const event = prepareEvent(ctx.account.id, input, receivedAt);
       let pixel = pixels.get(event.pixelId);
       if (!pixel) {
         pixel = ctx.store.pixels.getPixel(ctx.account.id, event.pixelId);

@@ -3,22 +3,35 @@ import { invalidField, pixelNotFound, TrackwayError } from '../errors.ts';
 import { newEventId } from '../ids.ts';
 import type { Pixel, TrackedEvent, WebhookEvent } from '../model.ts';
 import type { InsertOutcome } from '../ports.ts';
-import type { TrackEventInput, TrackEventResponse } from './schemas.ts';
+import { compileValidator } from '../validation.ts';
+import { type TrackEventResponse, TrackEventSchema } from './schemas.ts';
 import { eventNameWarning } from './standard-events.ts';
 import { hashUserData } from './user-data.ts';
 
 const MAX_FUTURE_MS = 10 * 60 * 1000;
 const MAX_CUSTOM_DATA_BYTES = 16_384;
 
+const validateEvent = compileValidator(TrackEventSchema, { noun: 'field' });
+
+/** The dotted path of the first number in `value` that is not finite, or null. */
+function nonFinitePath(value: unknown, path: string): string | null {
+  if (typeof value === 'number') return Number.isFinite(value) ? null : path;
+  if (typeof value !== 'object' || value === null) return null;
+  for (const [key, item] of Object.entries(value)) {
+    const found = nonFinitePath(item, `${path}.${key}`);
+    if (found) return found;
+  }
+  return null;
+}
+
 /**
- * Checks what the schema cannot (bounds relative to now, serialised size), hashes user_data,
- * and builds the record to store. Pure: no I/O, so the batch path can reuse it.
+ * Validates one event (the schema, then what the schema cannot express: bounds relative to
+ * now, formats checked while hashing, serialised size), hashes user_data, and builds the record
+ * to store. Unknown fields are reported last, after every format check (contract §3's order).
+ * Pure: no I/O, so the batch path runs exactly the same checks on each of its events.
  */
-export function prepareEvent(
-  accountId: string,
-  input: TrackEventInput,
-  receivedAt: Date,
-): TrackedEvent {
+export function prepareEvent(accountId: string, body: unknown, receivedAt: Date): TrackedEvent {
+  const { value: input, unknown } = validateEvent.inspect(body);
   let timestamp = receivedAt;
   if (input.timestamp !== undefined) {
     timestamp = new Date(input.timestamp);
@@ -26,14 +39,23 @@ export function prepareEvent(
       throw invalidField('timestamp', 'must not be more than 10 minutes in the future');
     }
   }
-  if (
-    input.custom_data !== undefined &&
-    Buffer.byteLength(JSON.stringify(input.custom_data)) > MAX_CUSTOM_DATA_BYTES
-  ) {
-    throw invalidField('custom_data', `must be at most ${MAX_CUSTOM_DATA_BYTES} bytes serialised`);
+  if (input.custom_data !== undefined) {
+    const serialised = JSON.stringify(input.custom_data);
+    if (Buffer.byteLength(serialised) > MAX_CUSTOM_DATA_BYTES) {
+      throw invalidField(
+        'custom_data',
+        `must be at most ${MAX_CUSTOM_DATA_BYTES} bytes serialised`,
+      );
+    }
+    // A JSON number beyond a double's range (1e400) parses as ±Infinity, which would be stored
+    // as null: refused, since nothing the caller sent may be silently changed. It serialises as
+    // `null`, so only custom_data holding a null is searched.
+    const infinite = serialised.includes('null') && nonFinitePath(input.custom_data, 'custom_data');
+    if (infinite) throw invalidField(infinite, 'must be a finite number');
   }
   // Hashing happens here, before the record exists: raw PII never reaches storage or logs.
   const userData = input.user_data === undefined ? null : hashUserData(input.user_data);
+  if (unknown) throw unknown;
   return {
     accountId,
     pixelId: input.pixel_id,
@@ -97,7 +119,8 @@ export async function trackEvent({
   input,
 }: {
   ctx: Context;
-  input: TrackEventInput;
+  /** The request body as parsed: prepareEvent validates it. */
+  input: unknown;
 }): Promise<TrackEventResponse> {
   const event = prepareEvent(ctx.account.id, input, ctx.clock.now());
   assertTrackable(await ctx.store.pixels.getPixel(ctx.account.id, event.pixelId), event.pixelId);

@@ -54,6 +54,8 @@ for (const kind of await testStores()) {
         { event_name: 'Lead' },
         { pixel_id: pixelId, event_name: 'Lead', value: 'ten' },
         { pixel_id: pixelId, event_name: 'Lead', colour: 'red' },
+        // A wrong format found while hashing still comes before an unknown field, as alone.
+        { pixel_id: pixelId, event_name: 'Lead', colour: 'red', user_data: { phone: '(650)5' } },
         { pixel_id: pixelId, event_name: 'Lead', user_data: { phone: '(650)555-1212' } },
         { pixel_id: pixelId, event_name: 'Lead', timestamp: '2999-01-01T00:00:00Z' },
         { pixel_id: otherPixel, event_name: 'Lead' },
@@ -160,6 +162,37 @@ for (const kind of await testStores()) {
       assert.equal(res.json().accepted, 1000);
     });
 
+    it('takes an event nested as deep as POST /v1/track takes it alone', async () => {
+      // 62 levels inside custom_data: 64 with the event's own object, the limit for one event.
+      const deep = {
+        pixel_id: pixelId,
+        event_name: 'Deep',
+        event_id: 'deep-1',
+        custom_data: { a: JSON.parse(`${'['.repeat(62)}${']'.repeat(62)}`) },
+      };
+      assert.equal((await post(acme, '/v1/track', deep)).statusCode, 200);
+      const res = await batch(acme, { events: [{ ...deep, event_id: 'deep-2' }] });
+      assert.equal(res.statusCode, 200, res.body);
+      assert.equal(res.json().accepted, 1);
+      // One level more is too deep in either.
+      const deeper = {
+        ...deep,
+        custom_data: { a: JSON.parse(`[${JSON.stringify(deep.custom_data.a)}]`) },
+      };
+      assert.equal((await post(acme, '/v1/track', deeper)).statusCode, 400);
+      assert.equal((await batch(acme, { events: [deeper] })).statusCode, 400);
+    });
+
+    it('refuses query parameters: it takes none', async () => {
+      const res = await h.request(acme, {
+        method: 'POST',
+        url: '/v1/track/batch?dry_run=1',
+        payload: { events: [{ pixel_id: pixelId, event_name: 'Lead' }] },
+      });
+      assert.equal(res.statusCode, 400);
+      assert.equal(res.json().message, 'Unknown parameter: dry_run');
+    });
+
     it('refuses a malformed envelope as a whole', async () => {
       const invalid = async (payload: unknown, message: string, field?: string) => {
         const res = await batch(acme, payload);
@@ -172,7 +205,7 @@ for (const kind of await testStores()) {
       };
       await invalid({}, 'Missing required field: events', 'events');
       await invalid({ events: {} }, 'Invalid field: events must be an array', 'events');
-      await invalid({ events: [] }, 'Invalid field: events must have at least 1 items', 'events');
+      await invalid({ events: [] }, 'Invalid field: events must have at least 1 item', 'events');
       await invalid(
         { events: Array.from({ length: 1001 }, () => ({})) },
         'Invalid field: events must have at most 1000 items',

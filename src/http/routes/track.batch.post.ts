@@ -9,7 +9,7 @@ import { trackEvents } from '../../domain/events/track-batch.ts';
 import { compileValidator } from '../../domain/validation.ts';
 import type { App, AppDeps } from '../app.ts';
 import { errorBody, MAX_BATCH_BODY_BYTES } from '../errors.ts';
-import { contextOf, ErrorSchema, errorResponses } from '../route-kit.ts';
+import { bodyValidatedBy, contextOf, ErrorSchema, errorResponses } from '../route-kit.ts';
 
 /**
  * Only the envelope is validated before the handler: each event is validated on its own by the
@@ -22,7 +22,7 @@ const validateEnvelope = compileValidator(
     { additionalProperties: false },
   ),
   // Each event's NUL check runs with its other checks, so it is answered in the event's slot.
-  { checkNul: false },
+  { checkText: false },
 );
 
 export function registerTrackBatch(app: App, deps: AppDeps): void {
@@ -30,6 +30,7 @@ export function registerTrackBatch(app: App, deps: AppDeps): void {
     '/v1/track/batch',
     {
       bodyLimit: MAX_BATCH_BODY_BYTES,
+      config: { envelopeDepth: 2 },
       schema: {
         summary: 'Track up to 1,000 events in one request',
         description:
@@ -43,13 +44,7 @@ export function registerTrackBatch(app: App, deps: AppDeps): void {
           415: ErrorSchema,
         },
       },
-      validatorCompiler: () => (data: unknown) => {
-        try {
-          return { value: validateEnvelope(data) };
-        } catch (error) {
-          return { error: error as Error };
-        }
-      },
+      validatorCompiler: bodyValidatedBy(validateEnvelope),
     },
     async (request): Promise<TrackBatchResponse> => {
       // Unvalidated on purpose (see validateEnvelope): trackEvents validates each event.

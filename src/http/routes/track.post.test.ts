@@ -199,7 +199,7 @@ for (const kind of await testStores()) {
       );
       await expect400(
         { ...base, event_id: 'tab\there' },
-        'Invalid field: event_id must be 1 to 128 printable ASCII characters',
+        'Invalid field: event_id must be 1 to 128 printable characters',
         'event_id',
       );
       await expect400(
@@ -254,6 +254,132 @@ for (const kind of await testStores()) {
         'value',
       );
       await expect400({ price: 10, value: 'x' }, 'Missing required field: pixel_id', 'pixel_id');
+      // Formats checked past the schema (while hashing, against the clock, by size) are
+      // wrong-format failures too: they come before an unknown field (contract §3's order).
+      await expect400(
+        { ...base, price: 10, user_data: { phone: '(650)555-1212' } },
+        'Invalid field: user_data.phone must be in E.164 format',
+        'user_data.phone',
+      );
+      await expect400(
+        { ...base, user_data: { phone: '(650)555-1212', emial: 'a@b.co' } },
+        'Invalid field: user_data.phone must be in E.164 format',
+        'user_data.phone',
+      );
+      await expect400(
+        { ...base, price: 10, timestamp: '2999-01-01T00:00:00Z' },
+        'Invalid field: timestamp must not be more than 10 minutes in the future',
+        'timestamp',
+      );
+      await expect400(
+        { ...base, price: 10, custom_data: { big: 'x'.repeat(16_400) } },
+        'Invalid field: custom_data must be at most 16384 bytes serialised',
+        'custom_data',
+      );
+    });
+
+    it('refuses query parameters: it takes none', async () => {
+      const res = await h.request(acme, {
+        method: 'POST',
+        url: '/v1/track?foo=1',
+        payload: { pixel_id: pixelId, event_name: 'Lead' },
+      });
+      assert.equal(res.statusCode, 400);
+      assert.deepEqual(res.json(), {
+        error: 'Invalid request',
+        message: 'Unknown parameter: foo',
+        field: 'foo',
+      });
+    });
+
+    it('refuses a number too large for a double instead of storing null', async () => {
+      const res = await h.request(acme, {
+        method: 'POST',
+        url: '/v1/track',
+        headers: { 'content-type': 'application/json' },
+        payload: `{"pixel_id":"${pixelId}","event_name":"Lead","custom_data":{"a":{"b":[1,-1e400]},"n":null}}`,
+      });
+      assert.equal(res.statusCode, 400);
+      assert.deepEqual(res.json(), {
+        error: 'Invalid request',
+        message: 'Invalid field: custom_data.a.b.1 must be a finite number',
+        field: 'custom_data.a.b.1',
+      });
+      // A real null is kept as sent.
+      const ok = await h.track(acme, {
+        pixel_id: pixelId,
+        event_name: 'Lead',
+        event_id: 'null-kept',
+        custom_data: { n: null },
+      });
+      assert.equal(ok.statusCode, 200, ok.body);
+    });
+
+    it('counts lengths in characters, and takes any printable event_id', async () => {
+      const base = { pixel_id: pixelId, event_name: 'Lead' };
+      // 😀 is two UTF-16 units but one character (JSON Schema's maxLength counts characters).
+      for (const body of [
+        { ...base, event_name: '😀'.repeat(100), event_id: 'emoji-name' },
+        { ...base, event_id: 'Bestellung-Müller-€-注文-😀'.padEnd(128, 'ü') },
+        { ...base, event_id: 'emoji-phone', user_data: { first_name: '𠀋'.repeat(256) } },
+      ]) {
+        const res = await h.track(acme, body);
+        assert.equal(res.statusCode, 200, `${JSON.stringify(body)}: ${res.body}`);
+      }
+      await expect400(
+        { ...base, event_name: '😀'.repeat(101) },
+        'Invalid field: event_name must be at most 100 characters',
+        'event_name',
+      );
+      await expect400(
+        { ...base, event_id: 'a\u0085b' },
+        'Invalid field: event_id must be 1 to 128 printable characters',
+        'event_id',
+      );
+      const list = await h.request(acme, {
+        method: 'GET',
+        url: `/v1/pixels/${pixelId}/events?limit=100`,
+      });
+      const ids = list.json().events.map((e: { event_id: string }) => e.event_id);
+      assert.ok(ids.includes('Bestellung-Müller-€-注文-😀'.padEnd(128, 'ü')), 'stored as sent');
+    });
+
+    it('refuses half a surrogate pair, which no store can keep as sent', async () => {
+      const res = await h.request(acme, {
+        method: 'POST',
+        url: '/v1/track',
+        headers: { 'content-type': 'application/json' },
+        payload: `{"pixel_id":"${pixelId}","event_name":"Lead","title":"E\\ud800"}`,
+      });
+      assert.equal(res.statusCode, 400);
+      assert.deepEqual(res.json(), {
+        error: 'Invalid request',
+        message: 'Invalid field: title must be valid Unicode (it holds an unpaired surrogate)',
+        field: 'title',
+      });
+    });
+
+    it('takes timestamps of any year, 0000–0099 included (no lower bound)', async () => {
+      for (const [id, timestamp] of [
+        ['year-1', '0001-02-03T04:05:06Z'],
+        ['year-99', '0099-12-31T23:59:59.999Z'],
+      ] as const) {
+        const res = await h.track(acme, {
+          pixel_id: pixelId,
+          event_name: 'Lead',
+          event_id: id,
+          timestamp,
+        });
+        assert.equal(res.statusCode, 200, res.body);
+      }
+      const list = await h.request(acme, {
+        method: 'GET',
+        url: `/v1/pixels/${pixelId}/events?end_date=0099-12-31`,
+      });
+      assert.deepEqual(
+        list.json().events.map((e: { timestamp: string }) => e.timestamp),
+        ['0099-12-31T23:59:59.999Z', '0001-02-03T04:05:06.000Z'],
+      );
     });
 
     it('refuses NUL in any string, nested or as a key, instead of failing in storage', async () => {
@@ -269,7 +395,7 @@ for (const kind of await testStores()) {
       // A field whose format already excludes NUL keeps its own, more precise reason.
       await expect400(
         { ...base, event_id: 'a\u0000' },
-        'Invalid field: event_id must be 1 to 128 printable ASCII characters',
+        'Invalid field: event_id must be 1 to 128 printable characters',
         'event_id',
       );
       await expect400(

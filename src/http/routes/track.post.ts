@@ -1,7 +1,7 @@
 import { TrackEventResponseSchema, TrackEventSchema } from '../../domain/events/schemas.ts';
 import { trackEvent } from '../../domain/events/track-event.ts';
 import type { App, AppDeps } from '../app.ts';
-import { contextOf, ErrorSchema, errorResponses } from '../route-kit.ts';
+import { bodyValidatedBy, contextOf, ErrorSchema, errorResponses } from '../route-kit.ts';
 
 export function registerTrack(app: App, deps: AppDeps): void {
   app.post(
@@ -21,6 +21,8 @@ export function registerTrack(app: App, deps: AppDeps): void {
           415: ErrorSchema,
         },
       },
+      // trackEvent validates the body: its format checks come before unknown fields (§3).
+      validatorCompiler: bodyValidatedBy(),
     },
     async (request) => {
       const result = await trackEvent({ ctx: contextOf(deps, request), input: request.body });

@@ -51,6 +51,25 @@ for (const kind of await testStores()) {
       assert.equal(list.json().webhooks[0].secret, undefined);
     });
 
+    it('refuses query parameters on routes that take none', async () => {
+      const made = (await create(acme, { url: 'http://127.0.0.1:9/q' })).json();
+      for (const url of [
+        '/v1/webhooks?limit=1',
+        `/v1/webhooks/${made.id}?expand=secret`,
+        `/v1/pixels/px_0000000000000000?x=1`,
+      ]) {
+        const res = await h.request(acme, { method: 'GET', url });
+        assert.equal(res.statusCode, 400, url);
+        const name = url.split('?')[1]!.split('=')[0];
+        assert.deepEqual(res.json(), {
+          error: 'Invalid request',
+          message: `Unknown parameter: ${name}`,
+          field: name,
+        });
+      }
+      await h.request(acme, { method: 'DELETE', url: `/v1/webhooks/${made.id}` });
+    });
+
     it('validates events and urls, naming the field', async () => {
       const cases: Array<[Record<string, unknown>, string]> = [
         [{}, 'Missing required field: url'],
@@ -60,7 +79,7 @@ for (const kind of await testStores()) {
         ],
         [
           { url: 'http://127.0.0.1:9/', events: [] },
-          'Invalid field: events must have at least 1 items',
+          'Invalid field: events must have at least 1 item',
         ],
         [{ url: 'http://127.0.0.1:9/', secret: 'mine' }, 'Unknown field: secret'],
         [{ url: 'not a url' }, 'Invalid field: url must be an absolute URL'],
