@@ -4,7 +4,7 @@
  * against private destinations (no rebinding gap between check and connect).
  */
 import { Agent, request } from 'undici';
-import { type DestinationPolicy, guardedLookup } from './ssrf.ts';
+import { type DestinationPolicy, guardedLookup, refusedAtConnect } from './ssrf.ts';
 import { PER_ENDPOINT_IN_FLIGHT } from './worker.ts';
 
 export interface SendResult {
@@ -38,6 +38,16 @@ export function createSender(
   return {
     async send(url, headers, body) {
       const started = performance.now();
+      const refused = refusedAtConnect(url, policy);
+      if (refused !== null) {
+        return {
+          statusCode: null,
+          durationMs: 0,
+          error: `ESSRF: ${refused}`,
+          responseBody: null,
+          retryAfter: undefined,
+        };
+      }
       try {
         const res = await request(url, {
           method: 'POST',
@@ -65,9 +75,13 @@ export function createSender(
         };
       } catch (error) {
         const e = error as Error & { code?: string; cause?: Error & { code?: string } };
-        const code = e.cause?.code ?? e.code;
-        const reason =
-          e.name === 'TimeoutError' ? 'Timed out after 15 s' : (e.cause?.message ?? e.message);
+        // A timeout is an AbortSignal's DOMException, whose numeric `code` (23) means nothing
+        // to the reader of the attempt log.
+        const timedOut = e.name === 'TimeoutError';
+        const code = timedOut ? undefined : (e.cause?.code ?? e.code);
+        const reason = timedOut
+          ? `Timed out after ${timeouts.totalMs / 1000} s`
+          : (e.cause?.message ?? e.message);
         return {
           statusCode: null,
           durationMs: Math.round(performance.now() - started),

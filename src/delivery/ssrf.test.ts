@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { createSender } from './sender.ts';
 import { checkDestination, guardedLookup, isForbiddenAddress } from './ssrf.ts';
 
 const strict = { allowPrivate: false, allowHttp: false };
@@ -52,6 +53,12 @@ describe('SSRF guard', () => {
       '2002:7f00:1::',
       '2002:c0a8:101::1',
       '::127.0.0.1',
+      '2001:2::1', // benchmarking
+      '2001:10::1', // ORCHID
+      '3fff::1', // documentation (RFC 9637)
+      '5f00::1', // SRv6
+      '64:ff9b:1::a00:1', // local-use NAT64
+      '::ffff:0:a00:1', // IPv4-translated
       'not-an-ip',
     ];
     for (const ip of refused) assert.equal(isForbiddenAddress(ip), true, ip);
@@ -106,5 +113,25 @@ describe('SSRF guard', () => {
       relaxed('127.0.0.1', {}, (error) => resolve(error)),
     );
     assert.equal(ok, null);
+  });
+
+  it('refuses at connect time a destination written as an IP, which has no lookup', async () => {
+    // Registered while private (or plain http) destinations were allowed, then sent once they
+    // are not: Node does no DNS lookup for an IP address, so guardedLookup never runs for it.
+    const sender = createSender(strict, { connectMs: 500, totalMs: 1_000 });
+    try {
+      for (const [url, reason] of [
+        ['https://127.0.0.1:9/hook', 'Refused to connect to 127.0.0.1: a private or reserved'],
+        ['https://[::ffff:10.0.0.1]/hook', 'Refused to connect to ::ffff:a00:1: a private'],
+        ['http://93.184.216.34/hook', 'plain http destinations are not allowed'],
+      ] as const) {
+        const result = await sender.send(url, {}, '{}');
+        assert.equal(result.statusCode, null, url);
+        assert.ok(result.error?.startsWith('ESSRF: '), `${url}: ${result.error}`);
+        assert.ok(result.error?.includes(reason), `${url}: ${result.error}`);
+      }
+    } finally {
+      await sender.close();
+    }
   });
 });

@@ -41,8 +41,14 @@ for (const [net, prefix] of [
   ['::', 128], // unspecified
   ['::1', 128], // loopback
   ['100::', 64], // discard-only
-  ['2001::', 32], // Teredo
+  // IETF protocol assignments: Teredo (2001::/32), benchmarking (2001:2::/48), ORCHID and the
+  // rest; none is a destination a webhook could legitimately have.
+  ['2001::', 23],
   ['2001:db8::', 32], // documentation
+  ['3fff::', 20], // documentation (RFC 9637)
+  ['5f00::', 16], // SRv6 segment identifiers (RFC 9602)
+  ['64:ff9b:1::', 48], // local-use NAT64 (RFC 8215): translates to private networks
+  ['::ffff:0:0:0', 96], // IPv4-translated (RFC 2765), never globally routed
   ['fc00::', 7], // unique local
   ['fe80::', 10], // link-local
   ['fec0::', 10], // site-local (deprecated)
@@ -154,6 +160,24 @@ export async function checkDestination(
     throw invalidField('url', 'resolves to a private or reserved address');
   }
   return url;
+}
+
+/**
+ * Connect-time check of a destination whose host is an IP address written out (Node does no
+ * DNS lookup for one, so `guardedLookup` never sees it), and of its scheme: a destination
+ * registered while private or plain-http destinations were allowed is refused once they are
+ * not. Returns why the destination is refused, or null.
+ */
+export function refusedAtConnect(raw: string, policy: DestinationPolicy): string | null {
+  const url = new URL(raw);
+  if (url.protocol === 'http:' && !policy.allowHttp) {
+    return `Refused to connect to ${url.host}: plain http destinations are not allowed`;
+  }
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (!policy.allowPrivate && isIP(host) && isForbiddenAddress(host)) {
+    return `Refused to connect to ${host}: a private or reserved address`;
+  }
+  return null;
 }
 
 type LookupCallback = (
