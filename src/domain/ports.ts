@@ -79,6 +79,8 @@ export interface EventQuery extends Page {
 export type InsertOutcome = 'inserted' | 'duplicate';
 
 /** An event to store with the webhook messages it causes if it is new. */
+export type RetryOutcome = 'queued' | 'in_flight' | 'not_found';
+
 export interface NewEvent {
   event: TrackedEvent;
   emit: WebhookEvent[];
@@ -117,13 +119,17 @@ export interface WebhookStore {
     endpointId: string,
     page: Page,
   ): Promise<{ attempts: DeliveryAttempt[]; total: number }>;
-  /** Puts a delivery back in the queue, due now; `false` when the endpoint never had it. */
+  /**
+   * Puts a delivery back in the queue, due `at`: `queued`; `in_flight` (nothing changed) while
+   * an unexpired lease covers an attempt being sent, so the message is never sent twice at
+   * once; `not_found` when the endpoint never had it.
+   */
   retryDelivery(
     accountId: string,
     endpointId: string,
     messageId: string,
     at: Date,
-  ): Promise<boolean>;
+  ): Promise<RetryOutcome>;
   /** Writes a message addressed to one endpoint only, whatever its filter (test sends). */
   enqueueFor(endpointId: string, event: WebhookEvent): Promise<string>;
   /**

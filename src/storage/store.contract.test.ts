@@ -903,19 +903,42 @@ for (const kind of await testStores()) {
         assert.equal((await mine(at(10_000_000))).length, 0, 'failed for good');
         assert.equal(
           await store.webhooks.retryDelivery(acct.id, hook.id, 'msg_nope', at(1)),
-          false,
+          'not_found',
         );
         assert.equal(
           await store.webhooks.retryDelivery('acct_other', hook.id, d!.messageId, at(1)),
-          false,
+          'not_found',
         );
         assert.equal(
           await store.webhooks.retryDelivery(acct.id, hook.id, d!.messageId, at(70_000)),
-          true,
+          'queued',
         );
         const [retried] = await mine(at(70_000));
         assert.equal(retried?.messageId, d!.messageId);
         assert.equal(retried?.attempt, 2);
+        // While that attempt is being sent (its lease is live) a retry changes nothing: the
+        // message must not go out twice at once, and the attempt must not be cut off.
+        assert.equal(
+          await store.webhooks.retryDelivery(acct.id, hook.id, d!.messageId, at(70_001)),
+          'in_flight',
+        );
+        assert.equal((await mine(at(70_002))).length, 0, 'not claimable again meanwhile');
+        await store.webhooks.recordAttempt(
+          retried!,
+          'w',
+          { ...succeeded(), status: 'failed', outcome: { kind: 'failed' } },
+          at(70_003),
+        );
+        const log = await store.webhooks.listAttempts(acct.id, hook.id, { limit: 10, offset: 0 });
+        assert.deepEqual(
+          log.attempts.map((a) => a.status),
+          ['failed', 'failed'],
+          'the attempt under way was recorded as it ended, not as interrupted',
+        );
+        assert.equal(
+          await store.webhooks.retryDelivery(acct.id, hook.id, d!.messageId, at(70_004)),
+          'queued',
+        );
       });
 
       it('cancels pending deliveries of a deleted endpoint', async () => {

@@ -183,7 +183,16 @@ export async function retryDelivery({
     messageId,
     ctx.clock.now(),
   );
-  if (!queued) throw new TrackwayError('not_found', `Message not found: ${messageId}`);
+  if (queued === 'not_found')
+    throw new TrackwayError('not_found', `Message not found: ${messageId}`);
+  if (queued === 'in_flight') {
+    // Sending it again now would deliver it twice at once; the attempt under way either
+    // succeeds or is rescheduled, and a retry is accepted as soon as it is recorded.
+    throw new TrackwayError(
+      'conflict',
+      `An attempt of ${messageId} is being sent now; retry once it has finished`,
+    );
+  }
   return { message_id: messageId, webhook_id: id, status: 'pending' as const };
 }
 

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { retryDelivery } from '../../domain/webhooks/endpoints.ts';
 import { DeliveryParams } from '../../domain/webhooks/schemas.ts';
 import type { App, AppDeps } from '../app.ts';
-import { contextOf, errorResponses } from '../route-kit.ts';
+import { contextOf, ErrorSchema, errorResponses } from '../route-kit.ts';
 
 export function registerRetryDelivery(app: App, deps: AppDeps): void {
   app.post(
@@ -11,7 +11,7 @@ export function registerRetryDelivery(app: App, deps: AppDeps): void {
       schema: {
         summary: 'Retry a message now',
         description:
-          'Queues the message for this endpoint again, due at once, whatever its state (also after the schedule is exhausted).',
+          'Queues the message for this endpoint again, due at once, whatever its state (also after the schedule is exhausted). 409 while an attempt of it is being sent: a message is never sent twice at once.',
         tags: ['Webhooks'],
         params: DeliveryParams,
         response: {
@@ -21,6 +21,7 @@ export function registerRetryDelivery(app: App, deps: AppDeps): void {
             status: Type.Literal('pending'),
           }),
           ...errorResponses,
+          409: ErrorSchema,
         },
       },
     },

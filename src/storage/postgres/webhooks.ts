@@ -8,7 +8,7 @@ import type {
   WebhookEvent,
   WebhookEventType,
 } from '../../domain/model.ts';
-import type { Change, Page, WebhookStore } from '../../domain/ports.ts';
+import type { Change, Page, RetryOutcome, WebhookStore } from '../../domain/ports.ts';
 import { webhookBody } from '../../domain/webhooks/payload.ts';
 import { GroupCommit } from '../group-commit.ts';
 import { inTransaction } from './database.ts';
@@ -279,13 +279,31 @@ export class PostgresWebhookStore implements WebhookStore {
     return { attempts: rows.rows.map(toAttempt), total: total.rows[0]?.n ?? 0 };
   }
 
-  async retryDelivery(accountId: string, endpointId: string, messageId: string, at: Date) {
-    const { rowCount } = await this.pool.query(
-      `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $1, lease_until = NULL, lease_owner = NULL
-        WHERE account_id = $2 AND endpoint_id = $3 AND message_id = $4 AND status <> 'canceled'`,
+  async retryDelivery(
+    accountId: string,
+    endpointId: string,
+    messageId: string,
+    at: Date,
+  ): Promise<RetryOutcome> {
+    // Same condition as a claim's for a free lease: a row under a live lease is being sent.
+    // One statement decides both, so a claim cannot slip in between a check and the update.
+    const { rows } = await this.pool.query<{ queued: boolean }>(
+      `WITH target AS (
+         SELECT message_id, endpoint_id, (lease_until IS NULL OR lease_until < $1) AS free
+           FROM webhook_deliveries
+          WHERE account_id = $2 AND endpoint_id = $3 AND message_id = $4 AND status <> 'canceled'
+          FOR UPDATE
+       ), queued AS (
+         UPDATE webhook_deliveries d
+            SET status = 'pending', next_attempt_at = $1, lease_until = NULL, lease_owner = NULL
+           FROM target t
+          WHERE t.free AND d.message_id = t.message_id AND d.endpoint_id = t.endpoint_id
+       )
+       SELECT free AS queued FROM target`,
       [at, accountId, endpointId, messageId],
     );
-    return (rowCount ?? 0) > 0;
+    if (rows.length === 0) return 'not_found';
+    return rows[0]!.queued ? 'queued' : 'in_flight';
   }
 
   async enqueueFor(endpointId: string, event: WebhookEvent): Promise<string> {

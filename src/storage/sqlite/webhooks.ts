@@ -8,7 +8,7 @@ import type {
   WebhookEvent,
   WebhookEventType,
 } from '../../domain/model.ts';
-import type { Change, Page, WebhookStore } from '../../domain/ports.ts';
+import type { Change, Page, RetryOutcome, WebhookStore } from '../../domain/ports.ts';
 import { webhookBody } from '../../domain/webhooks/payload.ts';
 import { GroupCommit } from '../group-commit.ts';
 import type { SqliteDatabase } from './database.ts';
@@ -257,12 +257,24 @@ export class SqliteWebhookStore implements WebhookStore {
     return { attempts: rows.map(toAttempt), total };
   }
 
-  async retryDelivery(accountId: string, endpointId: string, messageId: string, at: Date) {
+  async retryDelivery(
+    accountId: string,
+    endpointId: string,
+    messageId: string,
+    at: Date,
+  ): Promise<RetryOutcome> {
+    // Same condition as a claim's for a free lease: a row under a live lease is being sent.
     const { changes } = this.statement(
-      `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, lease_until = NULL, lease_owner = NULL
+      `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = @at, lease_until = NULL, lease_owner = NULL
+          WHERE account_id = @accountId AND endpoint_id = @endpointId AND message_id = @messageId
+            AND status <> 'canceled' AND (lease_until IS NULL OR lease_until < @at)`,
+    ).run({ at: at.getTime(), accountId, endpointId, messageId });
+    if (changes > 0) return 'queued';
+    const exists = this.statement(
+      `SELECT 1 FROM webhook_deliveries
           WHERE account_id = ? AND endpoint_id = ? AND message_id = ? AND status <> 'canceled'`,
-    ).run(at.getTime(), accountId, endpointId, messageId);
-    return changes > 0;
+    ).get(accountId, endpointId, messageId);
+    return exists ? 'in_flight' : 'not_found';
   }
 
   async enqueueFor(endpointId: string, event: WebhookEvent): Promise<string> {
