@@ -242,6 +242,25 @@ for (const kind of await testStores()) {
       assert.match((await post(ok)).json().message, /^Missing required field/);
     });
 
+    it('answers malformed and overlong paths in the error shape, with the usual headers', async () => {
+      for (const url of ['/v1/pixels/%ff', '/v1/pixels/%E2%82/events', '/v1/%ff', '/%c0']) {
+        for (const headers of [owner.headers, {}]) {
+          const res = await h.app.inject({ method: 'GET', url, headers });
+          assert.equal(res.statusCode, 400, url);
+          assert.deepEqual(res.json(), {
+            error: 'Invalid request',
+            message: 'Malformed URL: a percent-encoded part of the path is not valid UTF-8',
+          });
+          assert.match(String(res.headers['x-request-id']), /^[0-9a-f-]{36}$/, url);
+        }
+      }
+      // An id longer than the router's default parameter limit (100) is just not found.
+      const long = `px_${'a'.repeat(300)}`;
+      const res = await h.request(owner, { method: 'GET', url: `/v1/pixels/${long}` });
+      assert.equal(res.statusCode, 404);
+      assert.deepEqual(res.json(), { error: 'Not found', message: `Pixel not found: ${long}` });
+    });
+
     it('keeps prototypes clean after pollution attempts', () => {
       assert.equal(({} as Record<string, unknown>)['admin'], undefined);
       assert.equal(Object.hasOwn(Object.prototype, 'admin'), false);

@@ -7,7 +7,13 @@ import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from 'fastify';
 import sjson from 'secure-json-parse';
 import type { Config } from '../config.ts';
 import { ApiKeyCache } from '../domain/accounts/key-cache.ts';
@@ -154,6 +160,19 @@ function parseJson(body: string, envelopeDepth: number): unknown {
   }
 }
 
+/** The headers on every response: set by the onSend hook, and for the router's own errors. */
+function setStandardHeaders(request: FastifyRequest, reply: FastifyReply): void {
+  reply.headers({
+    'x-request-id': request.id,
+    // Harmless for JSON, and they keep the docs page from being framed or sniffed.
+    'x-content-type-options': 'nosniff',
+    'x-frame-options': 'DENY',
+    'referrer-policy': 'no-referrer',
+  });
+  // Account data must never sit in a shared cache.
+  if (request.url.startsWith('/v1/')) reply.header('cache-control', 'no-store');
+}
+
 export async function buildApp(given: AppDeps): Promise<App> {
   const metrics = given.metrics ?? createMetrics();
   const deps: AppDeps = {
@@ -184,7 +203,16 @@ export async function buildApp(given: AppDeps): Promise<App> {
     http: { headersTimeout: 10_000, connectionsCheckingInterval: 1_000 },
     clientErrorHandler: handleClientError,
     return503OnClosing: true,
-    routerOptions: { ignoreTrailingSlash: true },
+    // Ids in paths are checked by the routes (an unknown one is a 404 like any other), not cut
+    // off by the router at its default of 100 characters.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2_048 },
+    // The router's own refusals (a path that is not valid percent-encoded UTF-8) in the
+    // product's error shape, with the usual headers, instead of Fastify's default body. They
+    // are answered before any route or hook, so the headers are set here.
+    frameworkErrors: (error, request, reply) => {
+      setStandardHeaders(request, reply);
+      return handleError(error, request, reply);
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // Declared up front so every request object has the same shape from birth: a property
@@ -223,15 +251,7 @@ export async function buildApp(given: AppDeps): Promise<App> {
   );
 
   app.addHook('onSend', (request, reply, payload, done) => {
-    reply.headers({
-      'x-request-id': request.id,
-      // Harmless for JSON, and they keep the docs page from being framed or sniffed.
-      'x-content-type-options': 'nosniff',
-      'x-frame-options': 'DENY',
-      'referrer-policy': 'no-referrer',
-    });
-    // Account data must never sit in a shared cache.
-    if (request.url.startsWith('/v1/')) reply.header('cache-control', 'no-store');
+    setStandardHeaders(request, reply);
     done(null, payload);
   });
   app.addHook('onResponse', (request, reply, done) => {

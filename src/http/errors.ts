@@ -54,6 +54,14 @@ function fromFastify(error: FastifyError, bodyLimit: number): TrackwayError | un
       return new TrackwayError('invalid_request', 'Request body must be a JSON object');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new TrackwayError('invalid_request', 'Content-Length does not match the body');
+    // Raised by the router, before any route or hook (frameworkErrors in app.ts).
+    case 'FST_ERR_BAD_URL':
+      return new TrackwayError(
+        'invalid_request',
+        'Malformed URL: a percent-encoded part of the path is not valid UTF-8',
+      );
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new TrackwayError('invalid_request', 'Malformed URL: a part of the path is too long');
   }
   if (error.statusCode === 400 && error instanceof SyntaxError) {
     return new TrackwayError('invalid_request', 'Malformed JSON body');
