@@ -194,6 +194,17 @@ describe('trackway serve + CLI on the embedded default (real process, real HTTP)
     assert.notEqual(missing.code, 0);
     assert.match(missing.stderr, /No such account: acct_nope/);
     assert.equal(missing.stdout, '');
+    // Numbers a 64-bit column cannot hold, or not written in decimal: a usage error (exit 2),
+    // never a database error with a stack trace.
+    for (const value of ['1e20', '0x10', '1e3', '0', '9007199254740992', '2.5', ' 5']) {
+      const limit = await runCli(
+        ['plans', 'set', '--account', 'acct_nope', '--daily-limit', value],
+        env,
+      );
+      assert.equal(limit.code, 2, value);
+      assert.match(limit.stderr, /--daily-limit must be a whole number from 1 to 9007199254740991/);
+      assert.doesNotMatch(limit.stderr, /at .*\.ts:\d+/, 'no stack trace');
+    }
   });
 
   it('drains on SIGTERM with exit 0, and a restart keeps the data and prints no new key', async () => {

@@ -64,11 +64,19 @@ function required(values: Values, name: keyof Values): string {
   return value;
 }
 
+/**
+ * Decimal digits only (Number() would also take `0x10` and `1e3`), and no larger than a
+ * double holds exactly: both stores keep limits as 64-bit integers.
+ */
 function positiveInteger(values: Values, name: 'requests-per-minute' | 'daily-limit') {
   const raw = values[name];
   if (raw === undefined) return undefined;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${name} must be a positive integer`);
+  const n = /^\d{1,16}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < 1) {
+    throw new UsageError(
+      `--${name} must be a whole number from 1 to ${Number.MAX_SAFE_INTEGER}, in decimal digits`,
+    );
+  }
   return n;
 }
 
