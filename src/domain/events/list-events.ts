@@ -15,7 +15,15 @@ function bound(value: string | undefined, edge: 'start' | 'end'): Date | undefin
     const start = Date.parse(`${value}T00:00:00.000Z`);
     return new Date(edge === 'start' ? start : start + DAY_MS - 1);
   }
-  return new Date(value);
+  const instant = new Date(value);
+  // Times are kept to the millisecond and Date drops finer digits: a start inside a
+  // millisecond (…00.0009Z) begins after that millisecond's start, so it is rounded up, or an
+  // event at …00.000Z, before the bound, would match it. An end is rightly rounded down.
+  const finer = /\.\d{3}(\d+)/.exec(value)?.[1];
+  if (edge === 'start' && finer !== undefined && /[1-9]/.test(finer)) {
+    return new Date(instant.getTime() + 1);
+  }
+  return instant;
 }
 
 export function eventRecord(event: TrackedEvent) {

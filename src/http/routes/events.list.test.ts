@@ -82,6 +82,10 @@ for (const kind of await testStores()) {
       ]);
       assert.deepEqual(ids((await list('?start_date=2026-03-03T12:00:00Z')).body), ['e4', 'e3']);
       assert.deepEqual(ids((await list('?end_date=2026-03-01T00:00:00Z')).body), ['e1', 'e5']);
+      // Bounds finer than the stored millisecond: a start just after it excludes the event, an
+      // end just after it still includes it.
+      assert.deepEqual(ids((await list('?start_date=2026-03-03T12:00:00.0001Z')).body), []);
+      assert.deepEqual(ids((await list('?end_date=2026-03-01T00:00:00.0009Z')).body), ['e1', 'e5']);
       const both = (await list('?event_name=Purchase&start_date=2026-03-01&end_date=2026-03-03'))
         .body;
       assert.deepEqual(ids(both), ['e4', 'e2']);
