@@ -32,13 +32,20 @@ for (const kind of await testStores()) {
         payload,
       });
 
-    const expect400 = async (body: unknown, message: string, field?: string) => {
-      const res = await h.track(acme, body);
+    /** The response is exactly the 400 body with this message (and field, when given). */
+    const assert400 = (
+      res: { statusCode: number; body: string },
+      message: string,
+      field?: string,
+    ) => {
       assert.equal(res.statusCode, 400, res.body);
       const expected: Record<string, string> = { error: 'Invalid request', message };
       if (field !== undefined) expected['field'] = field;
-      assert.deepEqual(res.json(), expected);
+      assert.deepEqual(JSON.parse(res.body), expected);
     };
+
+    const expect400 = async (body: unknown, message: string, field?: string) =>
+      assert400(await h.track(acme, body), message, field);
 
     it('answers 200 with the spec shape and stores the event', async () => {
       const res = await h.track(acme, {
@@ -293,24 +300,18 @@ for (const kind of await testStores()) {
         url: '/v1/track?foo=1',
         payload: { pixel_id: pixelId, event_name: 'Lead' },
       });
-      assert.equal(res.statusCode, 400);
-      assert.deepEqual(res.json(), {
-        error: 'Invalid request',
-        message: 'Unknown parameter: foo',
-        field: 'foo',
-      });
+      assert400(res, 'Unknown parameter: foo', 'foo');
     });
 
     it('refuses a number too large for a double instead of storing null', async () => {
       const res = await trackText(
         `{"pixel_id":"${pixelId}","event_name":"Lead","custom_data":{"a":{"b":[1,-1e400]},"n":null}}`,
       );
-      assert.equal(res.statusCode, 400);
-      assert.deepEqual(res.json(), {
-        error: 'Invalid request',
-        message: 'Invalid field: custom_data.a.b.1 must be a finite number',
-        field: 'custom_data.a.b.1',
-      });
+      assert400(
+        res,
+        'Invalid field: custom_data.a.b.1 must be a finite number',
+        'custom_data.a.b.1',
+      );
       // A real null is kept as sent.
       const ok = await h.track(acme, {
         pixel_id: pixelId,
@@ -354,12 +355,11 @@ for (const kind of await testStores()) {
       const res = await trackText(
         `{"pixel_id":"${pixelId}","event_name":"Lead","title":"E\\ud800"}`,
       );
-      assert.equal(res.statusCode, 400);
-      assert.deepEqual(res.json(), {
-        error: 'Invalid request',
-        message: 'Invalid field: title must be valid Unicode (it holds an unpaired surrogate)',
-        field: 'title',
-      });
+      assert400(
+        res,
+        'Invalid field: title must be valid Unicode (it holds an unpaired surrogate)',
+        'title',
+      );
     });
 
     it('takes timestamps of any year, 0000–0099 included (no lower bound)', async () => {
