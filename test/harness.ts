@@ -90,10 +90,21 @@ export function postgresAvailable(): Promise<boolean> {
   return postgresProbe;
 }
 
+/**
+ * A real file, as users run it (WAL mode, commits flushed through wal-sync.ts), in its own
+ * folder that close() removes.
+ */
 const sqliteKind: StoreKind = {
   name: 'sqlite',
   async open() {
-    return SqliteStore.open(':memory:');
+    const dir = tempDir('trackway-store-');
+    const store = SqliteStore.open(join(dir.path, 'trackway.db'));
+    const close = store.close.bind(store);
+    store.close = async () => {
+      await close();
+      dir.remove();
+    };
+    return store;
   },
 };
 

@@ -20,8 +20,8 @@ export class TrackwayError extends Error {
   /** The one field at fault, as a dotted path (`user_data.phone`), when there is one. */
   readonly field: string | undefined;
 
-  constructor(code: ErrorCode, message: string, field?: string) {
-    super(message);
+  constructor(code: ErrorCode, message: string, field?: string, options?: ErrorOptions) {
+    super(message, options);
     this.name = 'TrackwayError';
     this.code = code;
     this.field = field;

@@ -22,6 +22,7 @@ import type {
 import { dayOf, hourOf, planTotal, totalSql } from '../event-totals.ts';
 import { GroupCommit } from '../group-commit.ts';
 import { migrateSqlite, openSqlite, type SqliteDatabase } from './database.ts';
+import { type DurableCommit, durableCommit, type Flush, WalSync } from './wal-sync.ts';
 import { outboxWriter, SqliteWebhookStore } from './webhooks.ts';
 
 interface AccountRow {
@@ -326,6 +327,7 @@ class SqliteEventStore implements EventStore {
   constructor(
     private readonly db: SqliteDatabase,
     private readonly outbox: (events: WebhookEvent[], targets?: Map<string, string[]>) => void,
+    durable: DurableCommit,
   ) {
     // ON CONFLICT DO NOTHING makes dedup exact under any concurrency: the unique index decides.
     this.insert = db.prepare(
@@ -364,7 +366,8 @@ class SqliteEventStore implements EventStore {
       }
       return outcomes;
     });
-    this.batches = new GroupCommit((items) => insertAll.immediate(items), MAX_BATCH);
+    // Answered once the batch's frames are on disk, flushed off the event loop (wal-sync.ts).
+    this.batches = new GroupCommit((items) => durable(() => insertAll.immediate(items)), MAX_BATCH);
   }
 
   /** One row and, when it is new, its outbox messages; runs inside the batch's transaction. */
@@ -464,21 +467,28 @@ export class SqliteStore implements Store {
   readonly events: SqliteEventStore;
   readonly webhooks: SqliteWebhookStore;
 
-  private constructor(readonly db: SqliteDatabase) {
+  private constructor(
+    readonly db: SqliteDatabase,
+    private readonly wal: WalSync | null,
+  ) {
     const outbox = outboxWriter(db);
     const write = (events: WebhookEvent[], targets?: Map<string, string[]>) =>
       outbox.write(events, targets);
+    const durable = durableCommit(wal);
     this.accounts = new SqliteAccountStore(db, write);
     this.pixels = new SqlitePixelStore(db, write);
-    this.events = new SqliteEventStore(db, write);
-    this.webhooks = new SqliteWebhookStore(db, outbox);
+    this.events = new SqliteEventStore(db, write, durable);
+    this.webhooks = new SqliteWebhookStore(db, outbox, durable);
   }
 
-  /** Opens the file and applies migrations first: statements are prepared against the schema. */
-  static open(path: string): SqliteStore {
+  /**
+   * Opens the file and applies migrations first: statements are prepared against the schema.
+   * `flush` replaces fdatasync for the WAL (fault tests only).
+   */
+  static open(path: string, options: { flush?: Flush } = {}): SqliteStore {
     const db = openSqlite(path);
     migrateSqlite(db);
-    return new SqliteStore(db);
+    return new SqliteStore(db, WalSync.open(db, path, options.flush));
   }
 
   async migrate(): Promise<void> {
@@ -486,6 +496,7 @@ export class SqliteStore implements Store {
   }
 
   async ping(): Promise<void> {
+    this.wal?.assertHealthy();
     this.db.prepare('SELECT 1').get();
   }
 
@@ -493,6 +504,9 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     await this.events.flushed();
     await this.webhooks.flushed();
-    if (this.db.open) this.db.close();
+    if (this.db.open) {
+      this.db.close();
+      this.wal?.close();
+    }
   }
 }

@@ -12,6 +12,7 @@ import type { Change, Page, RetryOutcome, WebhookStore } from '../../domain/port
 import { webhookBody } from '../../domain/webhooks/payload.ts';
 import { GroupCommit } from '../group-commit.ts';
 import type { SqliteDatabase } from './database.ts';
+import type { DurableCommit } from './wal-sync.ts';
 
 interface EndpointRow {
   id: string;
@@ -178,6 +179,7 @@ export class SqliteWebhookStore implements WebhookStore {
   constructor(
     private readonly db: SqliteDatabase,
     private readonly outbox: ReturnType<typeof outboxWriter>,
+    private readonly durable: DurableCommit,
   ) {
     this.selectOne = db.prepare<[string, string], EndpointRow>(
       'SELECT * FROM webhook_endpoints WHERE account_id = ? AND id = ? AND deleted_at IS NULL',
@@ -411,12 +413,14 @@ export class SqliteWebhookStore implements WebhookStore {
    */
   private readonly records = new GroupCommit<AttemptRecord, void>(
     (items) =>
-      this.db
-        .transaction(() => {
-          for (const r of items) this.writeAttempt(r.delivery, r.owner, r.result, r.at);
-          return items.map(() => undefined);
-        })
-        .immediate(),
+      this.durable(() =>
+        this.db
+          .transaction(() => {
+            for (const r of items) this.writeAttempt(r.delivery, r.owner, r.result, r.at);
+            return items.map(() => undefined);
+          })
+          .immediate(),
+      ),
     256,
   );
 
