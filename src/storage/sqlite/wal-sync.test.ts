@@ -126,75 +126,97 @@ describe('WalSync: commits answered only once flushed, off the event loop', () =
   });
 });
 
+/** An account with one pixel in `store`, and events for it (ids repeat every 40). */
+async function seeded(store: SqliteStore) {
+  const account: Account = {
+    id: 'acct_walsync',
+    name: 'Acme',
+    plan: 'pro',
+    status: 'active',
+    customRequestsPerMinute: null,
+    customDailyLimit: null,
+    createdAt: new Date(),
+  };
+  await store.accounts.createAccount(account, null);
+  const pixel: Pixel = {
+    id: 'px_walsync',
+    accountId: account.id,
+    name: 'Shop',
+    domain: 'shop.example.com',
+    trackingDomain: 'shop.example.com',
+    status: 'active',
+    createdAt: new Date(),
+    updatedAt: new Date(),
+  };
+  await store.pixels.createPixel(pixel, null, []);
+  const event = (i: number): TrackedEvent => ({
+    accountId: account.id,
+    pixelId: pixel.id,
+    eventId: `e-${i % 40}`,
+    eventName: 'Purchase',
+    value: i,
+    currency: null,
+    timestamp: new Date(),
+    receivedAt: new Date(),
+    url: null,
+    referrer: null,
+    title: null,
+    searchString: null,
+    userData: null,
+    customData: null,
+  });
+  return { account, pixel, event };
+}
+
 describe('SqliteStore on a file: tracked events go through the WAL flush', () => {
+  let dir: ReturnType<typeof tempDir>;
+  let path: string;
+  beforeEach(() => {
+    dir = tempDir();
+    path = join(dir.path, 's.db');
+  });
+  afterEach(() => dir.remove());
+
   it('answers an insert only after its flush, and keeps every answered event across a reopen', async () => {
-    const dir = tempDir();
-    const path = join(dir.path, 's.db');
     const flushes = new HeldFlushes();
-    try {
-      let store = SqliteStore.open(path, { flush: flushes.flush });
-      const account: Account = {
-        id: 'acct_walsync',
-        name: 'Acme',
-        plan: 'pro',
-        status: 'active',
-        customRequestsPerMinute: null,
-        customDailyLimit: null,
-        createdAt: new Date(),
-      };
-      await store.accounts.createAccount(account, null);
-      const pixel: Pixel = {
-        id: 'px_walsync',
-        accountId: account.id,
-        name: 'Shop',
-        domain: 'shop.example.com',
-        trackingDomain: 'shop.example.com',
-        status: 'active',
-        createdAt: new Date(),
-        updatedAt: new Date(),
-      };
-      await store.pixels.createPixel(pixel, null, []);
-      const event = (i: number): TrackedEvent => ({
-        accountId: account.id,
-        pixelId: pixel.id,
-        eventId: `e-${i % 40}`,
-        eventName: 'Purchase',
-        value: i,
-        currency: null,
-        timestamp: new Date(),
-        receivedAt: new Date(),
-        url: null,
-        referrer: null,
-        title: null,
-        searchString: null,
-        userData: null,
-        customData: null,
-      });
-      const answers = Array.from({ length: 50 }, (_, i) =>
-        tracked(store.events.insertEvent(event(i), [])),
-      );
-      await settle();
-      assert.equal(flushes.started, 1, 'one group commit, one flush');
-      assert.ok(
-        answers.every((a) => !a.settled),
-        'nothing answered before the flush',
-      );
-      flushes.finish();
-      await settle();
-      assert.equal(answers.filter((a) => a.value === 'inserted').length, 40);
-      assert.equal(answers.filter((a) => a.value === 'duplicate').length, 10);
-      await store.close();
-      store = SqliteStore.open(path);
-      const { total } = await store.events.listEvents({
-        accountId: account.id,
-        pixelId: pixel.id,
-        limit: 100,
-        offset: 0,
-      });
-      assert.equal(total, 40);
-      await store.close();
-    } finally {
-      dir.remove();
-    }
+    let store = SqliteStore.open(path, { flush: flushes.flush });
+    const { account, pixel, event } = await seeded(store);
+    const answers = Array.from({ length: 50 }, (_, i) =>
+      tracked(store.events.insertEvent(event(i), [])),
+    );
+    await settle();
+    assert.equal(flushes.started, 1, 'one group commit, one flush');
+    assert.ok(
+      answers.every((a) => !a.settled),
+      'nothing answered before the flush',
+    );
+    flushes.finish();
+    await settle();
+    assert.equal(answers.filter((a) => a.value === 'inserted').length, 40);
+    assert.equal(answers.filter((a) => a.value === 'duplicate').length, 10);
+    await store.close();
+    store = SqliteStore.open(path);
+    const { total } = await store.events.listEvents({
+      accountId: account.id,
+      pixelId: pixel.id,
+      limit: 100,
+      offset: 0,
+    });
+    assert.equal(total, 40);
+    await store.close();
+  });
+
+  it('reports itself down (readiness) once a flush has failed', async () => {
+    const flushes = new HeldFlushes();
+    const store = SqliteStore.open(path, { flush: flushes.flush });
+    const { event } = await seeded(store);
+    await store.ping();
+    const answer = tracked(store.events.insertEvent(event(1), []));
+    await settle();
+    flushes.finish(Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' }));
+    await settle();
+    assert.equal((answer.error as TrackwayError).code, 'service_unavailable');
+    await assert.rejects(store.ping(), { code: 'service_unavailable' });
+    await store.close();
   });
 });
