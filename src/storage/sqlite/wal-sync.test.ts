@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { fstatSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { tempDir } from '../../../test/harness.ts';
@@ -12,8 +13,10 @@ import { WalSync } from './wal-sync.ts';
 class HeldFlushes {
   readonly pending: Array<(error: NodeJS.ErrnoException | null) => void> = [];
   started = 0;
+  /** @param dbPath the database file: every flush must be of its WAL file, no other. */
+  constructor(private readonly dbPath: string) {}
   flush = (fd: number, done: (error: NodeJS.ErrnoException | null) => void) => {
-    assert.ok(fd > 0);
+    assert.equal(fstatSync(fd).ino, statSync(`${this.dbPath}-wal`).ino, 'flushes the WAL file');
     this.started += 1;
     this.pending.push(done);
   };
@@ -51,7 +54,7 @@ describe('WalSync: commits answered only once flushed, off the event loop', () =
     path = join(dir.path, 'w.db');
     db = openSqlite(path);
     db.exec('CREATE TABLE t (v INTEGER)');
-    flushes = new HeldFlushes();
+    flushes = new HeldFlushes(path);
     wal = WalSync.open(db, path, flushes.flush)!;
     assert.ok(wal, 'a WAL-mode file gets a WalSync');
   });
@@ -178,7 +181,7 @@ describe('SqliteStore on a file: tracked events go through the WAL flush', () =>
   afterEach(() => dir.remove());
 
   it('answers an insert only after its flush, and keeps every answered event across a reopen', async () => {
-    const flushes = new HeldFlushes();
+    const flushes = new HeldFlushes(path);
     let store = SqliteStore.open(path, { flush: flushes.flush });
     const { account, pixel, event } = await seeded(store);
     const answers = Array.from({ length: 50 }, (_, i) =>
@@ -207,7 +210,7 @@ describe('SqliteStore on a file: tracked events go through the WAL flush', () =>
   });
 
   it('reports itself down (readiness) once a flush has failed', async () => {
-    const flushes = new HeldFlushes();
+    const flushes = new HeldFlushes(path);
     const store = SqliteStore.open(path, { flush: flushes.flush });
     const { event } = await seeded(store);
     await store.ping();
