@@ -93,17 +93,29 @@ describe('WalSync: commits answered only once flushed, off the event loop', () =
     assert.equal(flushes.started, 2);
   });
 
-  it('leaves the connection at synchronous=FULL for every other write', async () => {
-    const done = wal.commit(insert(1));
-    assert.equal(db.pragma('synchronous', { simple: true }), 2);
-    flushes.finish();
-    await done;
+  it('commits without a flush inside (NORMAL), from the first commit on, and returns to FULL', async () => {
+    const level = () => db.pragma('synchronous', { simple: true });
+    for (let i = 0; i < 3; i++) {
+      let inside: unknown;
+      const done = wal.commit(() =>
+        db
+          .transaction(() => {
+            inside = level();
+            db.prepare('INSERT INTO t (v) VALUES (?)').run(i);
+          })
+          .immediate(),
+      );
+      assert.equal(inside, 1, `commit ${i} ran at NORMAL`);
+      assert.equal(level(), 2, `back to FULL after commit ${i}`);
+      flushes.finish();
+      await done;
+    }
     assert.throws(() =>
       wal.commit(() => {
         throw new Error('constraint');
       }),
     );
-    assert.equal(db.pragma('synchronous', { simple: true }), 2, 'also after a failed write');
+    assert.equal(level(), 2, 'also after a failed write');
   });
 
   it('after a failed flush, refuses its waiters and every later write with 503 until restart', async () => {

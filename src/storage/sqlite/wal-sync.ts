@@ -57,17 +57,13 @@ export class WalSync {
   /** The flush queued behind it, which every commit made meanwhile waits for. */
   private queued: Promise<void> | null = null;
   private failure: unknown = null;
-  private readonly normal;
-  private readonly full;
 
   private constructor(
-    db: SqliteDatabase,
+    private readonly db: SqliteDatabase,
     walPath: string,
     private readonly flush: Flush,
   ) {
     this.fd = openWal(walPath);
-    this.normal = db.prepare('PRAGMA synchronous = NORMAL');
-    this.full = db.prepare('PRAGMA synchronous = FULL');
   }
 
   /**
@@ -96,12 +92,15 @@ export class WalSync {
    */
   commit<R>(transaction: () => R): Promise<R> {
     if (this.failure !== null) return Promise.reject(storageFailed(this.failure));
-    this.normal.run();
+    // Not a statement prepared once: SQLite applies PRAGMA synchronous when the statement is
+    // prepared, and a kept one re-prepares only from its second run on, so the first commit
+    // would still have flushed inside itself (caught by test/durability.process.test.ts).
+    this.db.pragma('synchronous = NORMAL');
     let result: R;
     try {
       result = transaction();
     } finally {
-      this.full.run();
+      this.db.pragma('synchronous = FULL');
     }
     return this.synced().then(() => result);
   }
