@@ -84,6 +84,12 @@ describe('a 200 from /v1/track follows an fdatasync of the WAL holding the event
   const traceFile = join(dir.path, 'trace.txt');
   let server: ServerProcess;
   let strace: ChildProcess;
+  let straceExited: Promise<unknown>;
+  /** Detaches strace (which leaves the server running) and waits until it is gone. */
+  const stopStrace = async () => {
+    strace.kill('SIGINT');
+    await straceExited;
+  };
   let key: string;
   let pixelId: string;
 
@@ -114,6 +120,9 @@ describe('a 200 from /v1/track follows an fdatasync of the WAL holding the event
       ],
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
+    // Taken at once: strace may end by the signal (exitCode stays null), and a later
+    // once('exit') would then wait forever.
+    straceExited = once(strace, 'exit');
     // strace reports on stderr once it holds every thread of the process.
     await new Promise<void>((resolve, reject) => {
       let said = '';
@@ -126,10 +135,7 @@ describe('a 200 from /v1/track follows an fdatasync of the WAL holding the event
   });
 
   after(async () => {
-    if (strace.exitCode === null) {
-      strace.kill('SIGINT');
-      await once(strace, 'exit');
-    }
+    await stopStrace();
     // The trace was the point; SIGKILL spares waiting for a graceful drain.
     await server.stop('SIGKILL');
     dir.remove();
@@ -138,8 +144,7 @@ describe('a 200 from /v1/track follows an fdatasync of the WAL holding the event
   it('shows, for every answer, the WAL written, then flushed off the event loop, then the 200', async () => {
     const count = 20;
     for (let i = 0; i < count; i++) await track(`durable-${i}`);
-    strace.kill('SIGINT');
-    await once(strace, 'exit');
+    await stopStrace();
 
     const calls = parseTrace(readFileSync(traceFile, 'utf8'));
     const loop = server.child.pid!;
