@@ -10,7 +10,7 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
 import { createAccount } from '../src/domain/accounts/accounts.ts';
 import type { PlanName } from '../src/domain/accounts/plans.ts';
-import type { Account } from '../src/domain/model.ts';
+import type { Account, TrackedEvent } from '../src/domain/model.ts';
 import type { Clock, RateLimiter, Store } from '../src/domain/ports.ts';
 import { type App, buildApp } from '../src/http/app.ts';
 import { MemoryRateLimiter } from '../src/rate-limit/memory.ts';
@@ -224,4 +224,25 @@ export async function startHarness(
 export function tempDir(prefix = 'trackway-test-'): { path: string; remove(): void } {
   const path = mkdtempSync(join(tmpdir(), prefix));
   return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+/** A stored-event record with only what a storage test names; every optional field empty. */
+export function bareEvent(
+  fields: Pick<TrackedEvent, 'accountId' | 'pixelId' | 'eventId'> & Partial<TrackedEvent>,
+): TrackedEvent {
+  const now = new Date();
+  return {
+    eventName: 'Purchase',
+    value: null,
+    currency: null,
+    timestamp: now,
+    receivedAt: now,
+    url: null,
+    referrer: null,
+    title: null,
+    searchString: null,
+    userData: null,
+    customData: null,
+    ...fields,
+  };
 }

@@ -5,7 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { dropSchema, freshSchemaName, postgresSuite, postgresUrl } from '../../../test/harness.ts';
+import {
+  bareEvent,
+  dropSchema,
+  freshSchemaName,
+  postgresSuite,
+  postgresUrl,
+} from '../../../test/harness.ts';
 import { newId } from '../../domain/ids.ts';
 import type { TrackedEvent } from '../../domain/model.ts';
 import { PostgresStore } from './store.ts';
@@ -18,23 +24,16 @@ describe('PostgreSQL group commit', await postgresSuite(), () => {
   const accountId = newId('acct');
   const pixelId = newId('px');
   const now = new Date('2026-03-01T00:00:00.000Z');
-  const event = (eventId: string, overrides: Partial<TrackedEvent> = {}): TrackedEvent => ({
-    accountId,
-    pixelId,
-    eventId,
-    eventName: 'Lead',
-    value: null,
-    currency: null,
-    timestamp: now,
-    receivedAt: now,
-    url: null,
-    referrer: null,
-    title: null,
-    searchString: null,
-    userData: null,
-    customData: null,
-    ...overrides,
-  });
+  const event = (eventId: string, overrides: Partial<TrackedEvent> = {}): TrackedEvent =>
+    bareEvent({
+      accountId,
+      pixelId,
+      eventId,
+      eventName: 'Lead',
+      timestamp: now,
+      receivedAt: now,
+      ...overrides,
+    });
   const stored = async () =>
     (await store.events.listEvents({ accountId, pixelId, limit: 100, offset: 0 })).events;
 

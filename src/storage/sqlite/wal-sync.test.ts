@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { fstatSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { tempDir } from '../../../test/harness.ts';
+import { bareEvent, tempDir } from '../../../test/harness.ts';
 import { TrackwayError } from '../../domain/errors.ts';
 import type { Account, Pixel, TrackedEvent } from '../../domain/model.ts';
 import { openSqlite, type SqliteDatabase } from './database.ts';
@@ -164,22 +164,8 @@ async function seeded(store: SqliteStore) {
     updatedAt: new Date(),
   };
   await store.pixels.createPixel(pixel, null, []);
-  const event = (i: number): TrackedEvent => ({
-    accountId: account.id,
-    pixelId: pixel.id,
-    eventId: `e-${i % 40}`,
-    eventName: 'Purchase',
-    value: i,
-    currency: null,
-    timestamp: new Date(),
-    receivedAt: new Date(),
-    url: null,
-    referrer: null,
-    title: null,
-    searchString: null,
-    userData: null,
-    customData: null,
-  });
+  const event = (i: number): TrackedEvent =>
+    bareEvent({ accountId: account.id, pixelId: pixel.id, eventId: `e-${i % 40}`, value: i });
   return { account, pixel, event };
 }
 
