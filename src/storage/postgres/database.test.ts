@@ -75,4 +75,22 @@ describe('PostgreSQL transactions', await postgresSuite(), () => {
     );
     assert.equal(runs, 1);
   });
+
+  it('commits durably whatever the server or URL default: synchronous_commit off is raised to on', async () => {
+    const setting = async (value: string) => {
+      const url = new URL(postgresUrl(schema));
+      url.searchParams.set('options', `-c synchronous_commit=${value}`);
+      const other = createPool({ url: url.toString(), poolSize: 1 }).pool;
+      try {
+        const { rows } = await other.query('SHOW synchronous_commit');
+        return rows[0].synchronous_commit as string;
+      } finally {
+        await other.end();
+      }
+    };
+    assert.equal(await setting('off'), 'on');
+    // Stronger (or locally durable) choices are the operator's and stay.
+    assert.equal(await setting('remote_apply'), 'remote_apply');
+    assert.equal(await setting('local'), 'local');
+  });
 });

@@ -72,6 +72,16 @@ const int8AsNumber = {
       : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
+/**
+ * A 200 means the event is on disk (contract §3), so commits must wait for the WAL flush.
+ * A server, database or role default of `synchronous_commit = off` (or `?options=` in the URL)
+ * would silently answer before it; each connection raises `off` to `on`. Stronger settings
+ * (`remote_write`, `remote_apply` for synchronous standbys) and `local` are left as they are,
+ * and transactions that opt out on purpose (`SET LOCAL`, the webhook claim) still can.
+ */
+const DURABLE_COMMITS =
+  "SELECT set_config('synchronous_commit', 'on', false) WHERE current_setting('synchronous_commit') = 'off'";
+
 export function createPool(options: PostgresOptions): { pool: pg.Pool; schema: string | null } {
   const { connectionString, schema } = parsePostgresUrl(options.url);
   const pool = new pg.Pool({
@@ -92,7 +102,11 @@ export function createPool(options: PostgresOptions): { pool: pg.Pool; schema: s
   // The same for a connection lost while checked out (mid-transaction, say): without a
   // listener its 'error' event would crash the process. The query in flight rejects with the
   // error anyway, and the request gets its 503.
-  pool.on('connect', (client) => client.on('error', () => {}));
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+    // Queued before anything the pool's caller sends on this connection, so it runs first.
+    client.query(DURABLE_COMMITS).catch(() => {});
+  });
   return { pool, schema };
 }
 
