@@ -24,6 +24,25 @@ export function openSqlite(path: string): SqliteDatabase {
   return db;
 }
 
+/**
+ * Runs `transaction` (which commits) at synchronous=NORMAL: in WAL mode its frames reach the
+ * WAL file but are not flushed, so the event loop does not wait for the disk. The caller either
+ * flushes the WAL itself (wal-sync.ts) or accepts losing the write in a crash (the webhook
+ * claim). The connection is back at FULL afterwards, a transaction that throws included.
+ *
+ * A fresh PRAGMA each time, not a statement kept: SQLite applies PRAGMA synchronous when the
+ * statement is prepared, and a kept one re-prepares only from its second run on, so the first
+ * commit would still have flushed inside itself (caught by test/durability.process.test.ts).
+ */
+export function commitWithoutFlush<R>(db: SqliteDatabase, transaction: () => R): R {
+  db.pragma('synchronous = NORMAL');
+  try {
+    return transaction();
+  } finally {
+    db.pragma('synchronous = FULL');
+  }
+}
+
 /** Applies every numbered migration not yet applied, each in its own transaction. */
 export function migrateSqlite(db: SqliteDatabase): string[] {
   db.exec(

@@ -38,7 +38,7 @@
 import { closeSync, fdatasync, fsyncSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { TrackwayError } from '../../domain/errors.ts';
-import type { SqliteDatabase } from './database.ts';
+import { commitWithoutFlush, type SqliteDatabase } from './database.ts';
 
 export type Flush = (fd: number, done: (error: NodeJS.ErrnoException | null) => void) => void;
 
@@ -71,7 +71,7 @@ export class WalSync {
    * store commits synchronously as before. `flush` is replaceable for fault tests only.
    */
   static open(db: SqliteDatabase, path: string, flush: Flush = fdatasync): WalSync | null {
-    if (path === ':memory:' || db.memory) return null;
+    if (db.memory) return null;
     const mode = db.pragma('journal_mode', { simple: true });
     if (mode !== 'wal') return null;
     // The WAL file exists once a connection in WAL mode has read the database (the
@@ -92,16 +92,7 @@ export class WalSync {
    */
   commit<R>(transaction: () => R): Promise<R> {
     if (this.failure !== null) return Promise.reject(storageFailed(this.failure));
-    // Not a statement prepared once: SQLite applies PRAGMA synchronous when the statement is
-    // prepared, and a kept one re-prepares only from its second run on, so the first commit
-    // would still have flushed inside itself (caught by test/durability.process.test.ts).
-    this.db.pragma('synchronous = NORMAL');
-    let result: R;
-    try {
-      result = transaction();
-    } finally {
-      this.db.pragma('synchronous = FULL');
-    }
+    const result = commitWithoutFlush(this.db, transaction);
     return this.synced().then(() => result);
   }
 
@@ -138,6 +129,7 @@ export class WalSync {
           reject(storageFailed(error));
           return;
         }
+        // With a flush queued behind this one, startQueued replaces `running` in a moment.
         if (this.queued === null) this.running = null;
         resolve();
       });

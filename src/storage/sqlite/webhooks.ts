@@ -11,7 +11,7 @@ import type {
 import type { Change, Page, RetryOutcome, WebhookStore } from '../../domain/ports.ts';
 import { webhookBody } from '../../domain/webhooks/payload.ts';
 import { GroupCommit } from '../group-commit.ts';
-import type { SqliteDatabase } from './database.ts';
+import { commitWithoutFlush, type SqliteDatabase } from './database.ts';
 import type { DurableCommit } from './wal-sync.ts';
 
 interface EndpointRow {
@@ -301,12 +301,7 @@ export class SqliteWebhookStore implements WebhookStore {
     // again, which is what must happen after a crash anyway (delivery is at least once). So the
     // claim commits without its own fsync; the next durable commit (an event, a recorded
     // attempt) flushes it with everything before it in the WAL.
-    this.db.pragma('synchronous = NORMAL');
-    try {
-      return this.claimInTransaction(options, now, busy);
-    } finally {
-      this.db.pragma('synchronous = FULL');
-    }
+    return commitWithoutFlush(this.db, () => this.claimInTransaction(options, now, busy));
   }
 
   private claimInTransaction(
