@@ -86,23 +86,22 @@ describe('match keys', () => {
   });
 
   it('splits user_data into raw match keys and contact data, losing nothing', () => {
-    const { matchKeys, contact } = splitMatchKeys(
+    const { actionSource, matchKeys, contact } = splitMatchKeys(
       { email: 'a@example.com', client_ip_address: '1.2.3.4', fbc: FBC, ga_client_id: '1.2' },
       undefined,
     );
+    assert.equal(actionSource, 'website');
     assert.deepEqual(matchKeys, {
-      actionSource: 'website',
       clientIpAddress: '1.2.3.4',
       fbc: FBC,
       gaClientId: '1.2',
     });
     assert.deepEqual(contact, { email: 'a@example.com' });
-    assert.equal(splitMatchKeys(undefined, 'app').matchKeys.actionSource, 'app');
+    assert.equal(splitMatchKeys(undefined, 'app').actionSource, 'app');
   });
 
   it('shows the record only hashes of the match keys, computed on the value as sent', () => {
     const hashes = matchKeyHashes({
-      actionSource: 'website',
       clientIpAddress: '1.2.3.4',
       fbc: FBC,
     });

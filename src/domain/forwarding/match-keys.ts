@@ -136,7 +136,6 @@ export type MatchKeysInput = Static<typeof MatchKeysSchema>;
 
 /** The raw match keys of one event: kept apart from its record, at most 7 days (§11). */
 export interface RawMatchKeys {
-  actionSource: ActionSource;
   clientIpAddress?: string;
   clientUserAgent?: string;
   fbc?: string;
@@ -146,7 +145,7 @@ export interface RawMatchKeys {
   gaClientId?: string;
 }
 
-const CAMEL: Record<MatchKeyField, keyof Omit<RawMatchKeys, 'actionSource'>> = {
+const CAMEL: Record<MatchKeyField, keyof RawMatchKeys> = {
   client_ip_address: 'clientIpAddress',
   client_user_agent: 'clientUserAgent',
   fbc: 'fbc',
@@ -159,19 +158,20 @@ const CAMEL: Record<MatchKeyField, keyof Omit<RawMatchKeys, 'actionSource'>> = {
 /**
  * Separates a validated `user_data` into its match keys and the rest (the contact data that
  * `hashUserData()` normalises and hashes). Nothing is dropped: every key lands on one side.
+ * `action_source` is not a secret: it stays with the record, not with the 7-day keys.
  */
 export function splitMatchKeys(
   userData: Record<string, string> | undefined,
   actionSource: ActionSource | undefined,
-): { matchKeys: RawMatchKeys; contact: Record<string, string> } {
-  const matchKeys: RawMatchKeys = { actionSource: actionSource ?? DEFAULT_ACTION_SOURCE };
+): { actionSource: ActionSource; matchKeys: RawMatchKeys; contact: Record<string, string> } {
+  const matchKeys: RawMatchKeys = {};
   const contact: Record<string, string> = {};
   for (const [key, value] of Object.entries(userData ?? {})) {
     const camel = CAMEL[key as MatchKeyField];
     if (camel) matchKeys[camel] = value;
     else contact[key] = value;
   }
-  return { matchKeys, contact };
+  return { actionSource: actionSource ?? DEFAULT_ACTION_SOURCE, matchKeys, contact };
 }
 
 /**
