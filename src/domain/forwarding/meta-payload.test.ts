@@ -52,7 +52,6 @@ describe('Meta Conversions API payload', () => {
           event_id: event.event.eventId,
           action_source: 'website',
           event_source_url: 'https://shop.example/checkout/done',
-          referrer_url: 'https://shop.example/cart',
           user_data: {
             em: ['62a14e44f765419d10fea99367361a727c12365e2520f32218d505ed9aa0f62f'],
             ph: ['e323ec626319ca94ee8bff2e4c87cf613be6ea19919ed1364124e16807ab3176'],

@@ -63,7 +63,6 @@ function metaEvent(
     user_data: userData,
   };
   if (event.url !== null) serverEvent['event_source_url'] = event.url;
-  if (event.referrer !== null) serverEvent['referrer_url'] = event.referrer;
   if (Object.keys(customData).length > 0) serverEvent['custom_data'] = customData;
   return { event: serverEvent };
 }
