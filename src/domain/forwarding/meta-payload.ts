@@ -15,14 +15,11 @@ import {
   type BuiltBatch,
   chunk,
   type ForwardableEvent,
+  maskSecret,
   type PlatformRequest,
   type Skip,
 } from './model.ts';
 import { MAX_EVENTS_PER_REQUEST, outsideWindowReason } from './platforms.ts';
-
-export function maskSecret(secret: string): string {
-  return `****${secret.slice(-4)}`;
-}
 
 function metaEvent(
   forwardable: ForwardableEvent,

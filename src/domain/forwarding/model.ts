@@ -70,3 +70,8 @@ export function chunk<T>(items: T[], size: number): T[][] {
   for (let i = 0; i < items.length; i += size) chunks.push(items.slice(i, i + size));
   return chunks;
 }
+
+/** A secret as responses and logs may show it: `****` and its last four characters. */
+export function maskSecret(secret: string): string {
+  return `****${secret.slice(-4)}`;
+}
