@@ -44,7 +44,9 @@ export function metaKeysProblem(keys: ReadonlySet<MetaMatchKey>): string | null 
  * The event's `user_data` as Meta wants it: hashes as one-element lists (Meta takes "string or
  * list<string>"; the SDK sends lists), the four identifiers Meta must get unhashed as strings.
  */
-export function metaUserData(forwardable: ForwardableEvent): Record<string, string | string[]> {
+export function metaUserData(
+  forwardable: Pick<ForwardableEvent, 'hashes' | 'matchKeys'>,
+): Record<string, string | string[]> {
   const userData: Record<string, string | string[]> = {};
   for (const key of META_HASHED_KEYS) {
     const hash = forwardable.hashes.meta[key];
