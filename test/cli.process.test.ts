@@ -44,12 +44,7 @@ describe('trackway CLI in a shell', () => {
     // the pipe `head` has closed.
     const child = spawn(
       'bash',
-      [
-        '-c',
-        '"$0" "$1" openapi | head -c 300 >/dev/null; exit $PIPESTATUS',
-        process.execPath,
-        BIN,
-      ],
+      ['-c', '"$0" "$1" openapi | head -c 300 >/dev/null; exit $PIPESTATUS', process.execPath, BIN],
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
     let stderr = '';
