@@ -65,7 +65,7 @@ describe('trackway help and usage', () => {
     const res = await cli('accounts');
     assert.equal(res.code, 2);
     assert.equal(res.stdout, '');
-    assert.match(res.stderr, /^accounts needs one of: create, show\n/);
+    assert.match(res.stderr, /^accounts needs one of: create, list, show\n/);
     assert.match(res.stderr, /trackway accounts create --name N --plan P/);
     assert.doesNotMatch(res.stderr, /trackway keys|plans set|trackway serve/);
   });
@@ -150,6 +150,39 @@ describe('trackway --json', () => {
     });
     assert.equal(code, 1);
     assert.equal(JSON.parse(stderr.text()).error, 'Invalid configuration');
+  });
+});
+
+describe('trackway accounts list', () => {
+  it('lists every account as text and JSON, keys never shown', async () => {
+    const a = JSON.parse(
+      (await cli('accounts', 'create', '--name', 'First', '--plan', 'pro', '--json')).stdout,
+    );
+    const b = JSON.parse(
+      (await cli('accounts', 'create', '--name', 'Second', '--plan', 'ultra', '--json')).stdout,
+    );
+    const res = await cli('accounts', 'list', '--json');
+    assert.equal(res.code, 0, res.stderr);
+    const { accounts } = JSON.parse(res.stdout);
+    const ids = accounts.map((x: { account_id: string }) => x.account_id);
+    // Both made within the same millisecond, maybe: the order is the contract suite's to check.
+    assert.ok(ids.includes(a.account_id) && ids.includes(b.account_id));
+    assert.deepEqual(Object.keys(accounts[0]).sort(), [
+      'account_id',
+      'created_at',
+      'limits',
+      'name',
+      'plan',
+      'status',
+    ]);
+    const second = accounts.find((x: { account_id: string }) => x.account_id === b.account_id);
+    assert.equal(second.plan, 'ultra');
+    assert.ok(!res.stdout.includes(a.api_key) && !res.stdout.includes(b.api_key));
+    const text = await cli('accounts', 'list');
+    assert.match(
+      text.stdout,
+      new RegExp(`^${b.account_id}  ultra  active  created \\S+  Second$`, 'm'),
+    );
   });
 });
 

@@ -11,6 +11,7 @@ import {
   createAccount,
   createKey,
   effectiveLimits,
+  listAccounts,
   listKeys,
   OperatorError,
   type PlanChange,
@@ -78,6 +79,11 @@ const COMMANDS = {
     synopsis: 'accounts create --name N --plan P',
     summary: 'create an account and print its first API key (once)',
     options: ['name', 'plan'],
+  },
+  'accounts list': {
+    synopsis: 'accounts list',
+    summary: 'list every account with its plan and status, oldest first',
+    options: [],
   },
   'accounts show': {
     synopsis: 'accounts show --account A',
@@ -256,6 +262,19 @@ async function runCommand(command: CommandName, values: Values, env: Env): Promi
       return {
         json: { account_id: account.id, api_key: apiKey },
         text: `Created account ${account.id} (${account.name}, plan ${plan}).\nAPI key (shown only once): ${apiKey}`,
+      };
+    }
+    case 'accounts list': {
+      const accounts = await withStore(env, (op) => listAccounts(op));
+      const rows = accounts.map(accountJson);
+      return {
+        json: { accounts: rows },
+        text:
+          rows
+            .map(
+              (a) => `${a.account_id}  ${a.plan}  ${a.status}  created ${a.created_at}  ${a.name}`,
+            )
+            .join('\n') || 'No accounts.',
       };
     }
     case 'accounts show': {

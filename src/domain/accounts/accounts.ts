@@ -72,6 +72,10 @@ export async function listKeys(op: Operator, accountId: string): Promise<ApiKeyR
   return op.store.accounts.listApiKeys(accountId);
 }
 
+export function listAccounts(op: Operator): Promise<Account[]> {
+  return op.store.accounts.listAccounts();
+}
+
 /** An account with its keys (display prefixes only), for `accounts show`. */
 export async function showAccount(
   op: Operator,
