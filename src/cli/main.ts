@@ -373,11 +373,14 @@ function exitOnSignal(server: { close(): Promise<void> }, io: Io): void {
 
 async function serve(env: Env, json: boolean, io: Io): Promise<void> {
   const { startServer } = await import('../main.ts');
-  const server = await startServer(loadConfig(env), {
+  const starting = startServer(loadConfig(env), {
     out: (text) => io.stdout.write(`${text}\n`),
     json,
   });
-  exitOnSignal(server, io);
+  // Handlers first: whoever reads "listening" may send SIGTERM at once, before this process
+  // runs its next line. A signal during start-up drains once start-up is done.
+  exitOnSignal({ close: async () => (await starting).close() }, io);
+  await starting;
 }
 
 async function runWorker(env: Env, json: boolean, io: Io): Promise<void> {
@@ -388,12 +391,7 @@ async function runWorker(env: Env, json: boolean, io: Io): Promise<void> {
   const store = await openStore(config.databaseUrl, { poolSize: config.databasePoolSize });
   await store.migrate();
   const worker = startWorker(config, store, logger);
-  logger.info('delivery worker started');
-  io.stdout.write(
-    json
-      ? `${JSON.stringify({ worker: 'running', pid: process.pid })}\n`
-      : 'Trackway delivery worker running\n',
-  );
+  // Handlers before the announcement (see serve()).
   exitOnSignal(
     {
       async close() {
@@ -402,6 +400,12 @@ async function runWorker(env: Env, json: boolean, io: Io): Promise<void> {
       },
     },
     io,
+  );
+  logger.info('delivery worker started');
+  io.stdout.write(
+    json
+      ? `${JSON.stringify({ worker: 'running', pid: process.pid })}\n`
+      : 'Trackway delivery worker running\n',
   );
 }
 
