@@ -3,7 +3,7 @@
  * and then prints exactly one JSON object; errors go to stderr with a non-zero exit.
  */
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../config.ts';
+import { loadConfig, maskCredentials, wantsStackTraces } from '../config.ts';
 import {
   createAccount,
   createKey,
@@ -92,7 +92,7 @@ async function withStore<T>(
   }) => Promise<T>,
 ): Promise<T> {
   const config = loadConfig();
-  const store = await openStore(config.databaseUrl, { poolSize: config.databasePoolSize });
+  const store = await openStore(config.database, { poolSize: config.databasePoolSize });
   try {
     await store.migrate();
     return await run({ store, clock: systemClock });
@@ -224,15 +224,21 @@ async function serve(): Promise<void> {
 }
 
 async function runWorker(): Promise<void> {
-  const { startWorker } = await import('../main.ts');
+  const { startWorker, stdoutLines } = await import('../main.ts');
   const { createLogger } = await import('../logger.ts');
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
-  const store = await openStore(config.databaseUrl, { poolSize: config.databasePoolSize });
-  await store.migrate();
-  const worker = startWorker(config, store, logger);
+  const store = await openStore(config.database, { poolSize: config.databasePoolSize });
+  let worker: ReturnType<typeof startWorker>;
+  try {
+    await store.migrate();
+    worker = startWorker(config, store, logger);
+  } catch (error) {
+    await store.close().catch(() => {});
+    throw error;
+  }
   logger.info('trackway delivery worker running');
-  process.stdout.write('Trackway delivery worker running\n');
+  stdoutLines()('Trackway delivery worker running');
   exitOnSignal({
     async close() {
       await worker.stop();
@@ -271,15 +277,19 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`${error.message}\n\n${USAGE}\n`);
       return 2;
     }
-    // Mistakes an operator can fix (bad config, database unreachable): the message, no stack.
-    if (
+    // One line an operator can act on (credentials and keys masked); the stack only when
+    // they asked for debug logs. Operator mistakes (bad config, database unreachable) are
+    // printed as they are; anything else is prefixed so it reads as the program's.
+    const expected =
       error instanceof OperatorError ||
-      ['ConfigError', 'StorageUnavailableError'].includes((error as Error).name)
-    ) {
-      process.stderr.write(`${(error as Error).message}\n`);
-      return 1;
+      ['ConfigError', 'StorageUnavailableError'].includes((error as Error).name);
+    const message = maskCredentials(
+      error instanceof Error ? error.message.split('\n')[0]! : String(error),
+    );
+    process.stderr.write(expected ? `${message}\n` : `trackway: ${message}\n`);
+    if (wantsStackTraces() && error instanceof Error && error.stack) {
+      process.stderr.write(`${maskCredentials(error.stack)}\n`);
     }
-    process.stderr.write(`trackway: ${(error as Error).stack ?? error}\n`);
     return 1;
   }
 }

@@ -160,6 +160,20 @@ function parseJson(body: string, envelopeDepth: number): unknown {
   }
 }
 
+/**
+ * Fastify's trustProxy for TRACKWAY_TRUST_PROXY. A number of proxies trusts that many hops
+ * from the socket inward (the same test proxy-addr applies to a hop count), and a list trusts
+ * those addresses: either way the client IP is the rightmost X-Forwarded-For entry no trusted
+ * proxy added. Never `true`, which would take the leftmost entry, written by the client itself.
+ */
+function trustedProxies(
+  trust: Config['trustProxy'],
+): false | string[] | ((address: string, hop: number) => boolean) {
+  if (trust === false) return false;
+  if (typeof trust === 'number') return (_address, hop) => hop < trust;
+  return [...trust];
+}
+
 /** The headers on every response: set by the onSend hook, and for the router's own errors. */
 function setStandardHeaders(request: FastifyRequest, reply: FastifyReply): void {
   reply.headers({
@@ -192,7 +206,7 @@ export async function buildApp(given: AppDeps): Promise<App> {
     childLoggerFactory: (logger, bindings, options) =>
       new LazyChildLogger(logger, bindings, options),
     bodyLimit: MAX_BODY_BYTES,
-    trustProxy: deps.config.trustProxy,
+    trustProxy: trustedProxies(deps.config.trustProxy),
     genReqId: () => randomUUID(),
     requestIdHeader: false,
     // Slow clients cannot hold a connection open: the headers must arrive within 10 s and
