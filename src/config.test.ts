@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { ConfigError, configurationTable, loadConfig, maskCredentials } from './config.ts';
+import { ConfigError, configurationTable, loadConfig } from './config.ts';
+import { maskCredentials } from './redact.ts';
 
 const refused = (env: Record<string, string>) => {
   try {

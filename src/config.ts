@@ -10,7 +10,7 @@
 import { isIP } from 'node:net';
 import { type StaticDecode, type TSchema, Type } from '@sinclair/typebox';
 import { TransformDecodeError, Value } from '@sinclair/typebox/value';
-import { redactSecrets } from './redact.ts';
+import { maskCredentials } from './redact.ts';
 
 export type Env = Record<string, string | undefined>;
 
@@ -272,20 +272,6 @@ function fromSettings(s: Settings): Config {
 }
 
 const properties = ConfigSchema.properties as Record<string, TSchema>;
-
-/**
- * The value as it may be shown to an operator: a URL's password (or its whole user part when
- * it has no `:`, as in `redis://password@host`), `password=` parameters and key-shaped values
- * are masked.
- */
-export function maskCredentials(raw: string): string {
-  return redactSecrets(
-    raw
-      .replace(/(\/\/[^/@:?#]*:)[^/@?#]*@/g, '$1***@')
-      .replace(/\/\/[^/@:?#]+@/g, '//***@')
-      .replace(/((?:password|pass|pwd)=)[^&#]*/gi, '$1***'),
-  );
-}
 
 /** Validates every variable at once; the first one that is wrong is named in a ConfigError. */
 export function loadConfig(env: Env = process.env): Config {

@@ -3,7 +3,7 @@
  * and then prints exactly one JSON object; errors go to stderr with a non-zero exit.
  */
 import { parseArgs } from 'node:util';
-import { loadConfig, maskCredentials, wantsStackTraces } from '../config.ts';
+import { loadConfig, wantsStackTraces } from '../config.ts';
 import {
   createAccount,
   createKey,
@@ -21,6 +21,7 @@ import {
   SUBSCRIPTION_STATUSES,
 } from '../domain/accounts/plans.ts';
 import { systemClock } from '../domain/ports.ts';
+import { maskCredentials } from '../redact.ts';
 import { openStore } from '../storage/index.ts';
 
 class UsageError extends Error {}
