@@ -21,13 +21,14 @@ import { TrackwayError } from '../domain/errors.ts';
 import type { Account } from '../domain/model.ts';
 import { withPixelCache } from '../domain/pixels/pixel-cache.ts';
 import type { Clock, RateLimiter, Store } from '../domain/ports.ts';
+import { compileValidator } from '../domain/validation.ts';
 import { authenticateRequest } from './auth.ts';
 import { decodeBody } from './content-encoding.ts';
 import { handleClientError, handleError, MAX_BODY_BYTES } from './errors.ts';
 import { LazyChildLogger } from './lazy-logger.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { limitAccount, limitAuthFailure } from './rate-limit.ts';
-import { compileSchemaValidator, NoQuerySchema } from './route-kit.ts';
+import { compileSchemaValidator, NoBodySchema, NoQuerySchema } from './route-kit.ts';
 import { registerListEvents } from './routes/events.list.ts';
 import { registerHealthRoutes } from './routes/health.ts';
 import { registerCreatePixel } from './routes/pixels.create.ts';
@@ -174,6 +175,35 @@ function trustedProxies(
   return [...trust];
 }
 
+/** For an empty `application/json` body: an error on a route whose body is required. */
+function emptyBodyError(request: FastifyRequest): TrackwayError | null {
+  const schema = request.routeOptions.schema?.body as Record<string, unknown> | undefined;
+  const required = schema !== undefined && schema['x-optional-body'] !== true;
+  return required ? new TrackwayError('invalid_request', 'Malformed JSON body') : null;
+}
+
+/**
+ * A route that takes no body refuses one that says something, by the unknown-field rule
+ * (nothing the caller sends is silently ignored): `{"secret": "…"}` sent to rotate-secret is
+ * `Unknown field: secret`, not a 200 that kept the caller's secret out of sight. An empty body
+ * or `{}` is no body. (Non-JSON is refused by the parser; JSON that is not an object by the
+ * validator: decisions.md.)
+ */
+const refuseBody = compileValidator(NoBodySchema);
+function refuseUnexpectedBody(
+  request: FastifyRequest,
+  _reply: FastifyReply,
+  done: (error?: Error) => void,
+) {
+  if (request.body === undefined) return done();
+  try {
+    refuseBody(request.body);
+    done();
+  } catch (error) {
+    done(error as Error);
+  }
+}
+
 /** The headers on every response: set by the onSend hook, and for the router's own errors. */
 function setStandardHeaders(request: FastifyRequest, reply: FastifyReply): void {
   reply.headers({
@@ -237,7 +267,9 @@ export async function buildApp(given: AppDeps): Promise<App> {
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '') return done(null, undefined);
+    // An empty body sent as JSON is not JSON (contract §3) where the route needs a body; where
+    // the body is optional or none is taken, it is simply no body (decisions.md).
+    if (body === '') return done(emptyBodyError(request), undefined);
     try {
       done(null, parseJson(body as string, request.routeOptions.config.envelopeDepth ?? 0));
     } catch (error) {
@@ -334,6 +366,14 @@ export async function buildApp(given: AppDeps): Promise<App> {
     v1.addHook('onRoute', (route) => {
       if (route.schema?.querystring === undefined) {
         route.schema = { ...route.schema, querystring: NoQuerySchema };
+      }
+      // GET and HEAD bodies are never read (Fastify skips them; they carry no meaning in HTTP).
+      const methods = ([] as string[]).concat(route.method);
+      if (route.schema?.body === undefined && !methods.some((m) => m === 'GET' || m === 'HEAD')) {
+        route.preValidation = [
+          ...([] as unknown[]).concat(route.preValidation ?? []),
+          refuseUnexpectedBody,
+        ] as typeof route.preValidation;
       }
     });
     const limiter = deps.rateLimiter;
