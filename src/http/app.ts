@@ -17,6 +17,7 @@ import Fastify, {
 import sjson from 'secure-json-parse';
 import type { Config } from '../config.ts';
 import { ApiKeyCache } from '../domain/accounts/key-cache.ts';
+import type { Context } from '../domain/context.ts';
 import { TrackwayError } from '../domain/errors.ts';
 import type { Account } from '../domain/model.ts';
 import { withPixelCache } from '../domain/pixels/pixel-cache.ts';
@@ -58,6 +59,8 @@ export interface AppDeps {
   onOutboxWrite?: () => void;
   /** The process's metrics (shared with the delivery worker); a fresh set when left out. */
   metrics?: Metrics;
+  /** Set by buildApp: the track path's cached pixel check (`Context.pixelForTracking`). */
+  pixelForTracking?: Context['pixelForTracking'];
 }
 
 export type App = FastifyInstance<
@@ -219,12 +222,10 @@ function setStandardHeaders(request: FastifyRequest, reply: FastifyReply): void 
 
 export async function buildApp(given: AppDeps): Promise<App> {
   const metrics = given.metrics ?? createMetrics();
-  const deps: AppDeps = {
-    ...given,
-    metrics,
-    // Every tracked event checks its pixel: reuse lookups for up to 1 s (pixel-cache.ts).
-    store: withPixelCache(given.store, given.clock),
-  };
+  // Every tracked event checks its pixel: that check reuses lookups for up to 1 s
+  // (pixel-cache.ts); every read of a pixel goes to the store.
+  const { store, pixelForTracking } = withPixelCache(given.store, given.clock);
+  const deps: AppDeps = { ...given, metrics, store, pixelForTracking };
   const app = Fastify({
     loggerInstance: deps.logger,
     // No per-request logs at info and above: they halve throughput. Errors and slow requests

@@ -83,7 +83,9 @@ export const PixelIdParams = Type.Object({
 });
 
 export function contextOf(deps: AppDeps, request: FastifyRequest): Context {
-  return { store: deps.store, clock: deps.clock, account: request.account };
+  const ctx: Context = { store: deps.store, clock: deps.clock, account: request.account };
+  if (deps.pixelForTracking) ctx.pixelForTracking = deps.pixelForTracking;
+  return ctx;
 }
 
 export function webhookContextOf(deps: AppDeps, request: FastifyRequest): WebhookContext {

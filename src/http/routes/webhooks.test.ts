@@ -100,10 +100,7 @@ for (const kind of await testStores()) {
           'https://[::ffff:169.254.169.254]/latest/meta-data',
           'Invalid field: url must resolve to a public address',
         ],
-        [
-          'https://localhost:8443/hooks',
-          'Invalid field: url must resolve to a public address',
-        ],
+        ['https://localhost:8443/hooks', 'Invalid field: url must resolve to a public address'],
         ['http://93.184.216.34/hooks', 'Invalid field: url must use https'],
       ];
       for (const [url, message] of cases) {
