@@ -157,7 +157,7 @@ export const ConfigSchema = Type.Object({
     {
       default: 'sqlite:./data/trackway.db',
       description: '`sqlite:<path>`, `sqlite::memory:` or `postgres://…` (also `postgresql://`)',
-      accepts: 'sqlite:<path>, sqlite::memory: or postgres://user:password@host:port/database',
+      accepts: 'sqlite:<path>, sqlite::memory: or a postgres:// URL',
     },
     databaseTarget,
   ),
