@@ -1,33 +1,16 @@
 /**
- * One typed schema over the environment, validated at boot. Nothing else reads `process.env`:
- * every knob the service has is listed here with its default (contract §9).
+ * One TypeBox schema over the environment, validated at boot. Nothing else reads `process.env`:
+ * every knob the service has is a property of `ConfigSchema` below, with its default and its
+ * documentation (contract §9); the README's configuration table is rendered from it
+ * (`configurationTable()`, checked by `config.test.ts`). Each value is parsed here, once, into
+ * the form the code uses (`DATABASE_URL` into `{kind, …}`), so no other place re-checks one.
+ *
+ * Adding a variable is one property: `setting({ default, description, accepts }, decode)`.
  */
-export interface Config {
-  /** HTTP port. */
-  port: number;
-  /** Listen address. */
-  host: string;
-  /** `sqlite:<path>`, `sqlite::memory:` or `postgres://…`. */
-  databaseUrl: string;
-  /** PostgreSQL connections each process keeps open (ignored by SQLite). */
-  databasePoolSize: number;
-  /** When set, rate limits (and caches that must agree across instances) live in Redis. */
-  redisUrl: string | undefined;
-  /** pino level. */
-  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-  /** Seconds between webhook delivery attempts after the first. */
-  webhookRetrySchedule: number[];
-  /** Allow loopback/private webhook destinations (local development, tests). */
-  webhookAllowPrivate: boolean;
-  /** Allow `http://` webhook destinations. */
-  webhookAllowHttp: boolean;
-  /** Run the delivery worker inside the API process. */
-  worker: boolean;
-  /** Take the client IP from `X-Forwarded-For`. */
-  trustProxy: boolean;
-  /** Rate limits on (the default). `TRACKWAY_RATE_LIMITS=off` exists only for benchmarks. */
-  rateLimits: boolean;
-}
+import { isIP } from 'node:net';
+import { type StaticDecode, type TSchema, Type } from '@sinclair/typebox';
+import { TransformDecodeError, Value } from '@sinclair/typebox/value';
+import { maskCredentials } from './redact.ts';
 
 export type Env = Record<string, string | undefined>;
 
@@ -35,62 +18,303 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+/** Where the data lives: the one parse of `DATABASE_URL` (contract §8). */
+export type DatabaseTarget = { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string };
 
-function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
-  }
-  return value;
+/** How many proxies stand in front (`false`: none), or their addresses/CIDRs (contract §7). */
+export type TrustedProxies = false | number | readonly string[];
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+interface SettingDoc {
+  /** The value used when the variable is unset or empty; none means "unset". */
+  default?: string;
+  /** What it does, for the README table. */
+  description: string;
+  /** What a valid value looks like, for the error message ("PORT must be …"). */
+  accepts: string;
 }
 
-function boolean(env: Env, name: string, fallback: boolean): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
+/**
+ * One environment variable: a string in, `decode`'s result out. `decode` throws a plain Error
+ * when the text is not acceptable; `loadConfig` turns it into a ConfigError naming the variable.
+ */
+function setting<T>(doc: SettingDoc, decode: (raw: string) => T) {
+  const schema = Type.Transform(
+    Type.String({
+      description: doc.description,
+      'x-accepts': doc.accepts,
+      ...(doc.default !== undefined && { default: doc.default }),
+    }),
+  )
+    .Decode(decode)
+    .Encode((value) => String(value));
+  return doc.default === undefined ? Type.Optional(schema) : schema;
+}
+
+function integerIn(min: number, max: number) {
+  return (raw: string): number => {
+    const value = /^\d{1,10}$/.test(raw) ? Number(raw) : Number.NaN;
+    if (!Number.isInteger(value) || value < min || value > max) throw new Error('out of range');
+    return value;
+  };
+}
+
+function flag(raw: string): boolean {
   if (/^(1|true|yes|on)$/i.test(raw)) return true;
   if (/^(0|false|no|off)$/i.test(raw)) return false;
-  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+  throw new Error('not a boolean');
 }
 
-function databaseUrl(env: Env): string {
-  const raw = env['DATABASE_URL'] || 'sqlite:./data/trackway.db';
-  if (/^sqlite:.+/.test(raw) || /^postgres(ql)?:\/\//.test(raw)) return raw;
-  throw new ConfigError(
-    `DATABASE_URL must be sqlite:<path>, sqlite::memory: or postgres://…, got "${raw}"`,
-  );
+/** `new URL` without the throw (Node 20 has no `URL.parse`). */
+function parseUrl(raw: string): URL | null {
+  try {
+    return new URL(raw);
+  } catch {
+    return null;
+  }
 }
 
-function retrySchedule(env: Env): number[] {
-  const raw = env['TRACKWAY_WEBHOOK_RETRY_SCHEDULE'] || '5,300,1800,7200,18000,36000,36000';
-  const steps = raw.split(',').map((part) => Number(part.trim()));
-  if (steps.length === 0 || steps.some((s) => !Number.isFinite(s) || s < 0 || s > 7 * 86_400)) {
-    throw new ConfigError(
-      `TRACKWAY_WEBHOOK_RETRY_SCHEDULE must be comma-separated seconds (0 to 604800), got "${raw}"`,
-    );
+function databaseTarget(raw: string): DatabaseTarget {
+  if (raw.startsWith('sqlite:')) {
+    const path = raw.slice('sqlite:'.length);
+    if (path === '') throw new Error('no path');
+    return { kind: 'sqlite', path };
+  }
+  if (/^postgres(ql)?:\/\//.test(raw)) {
+    const url = parseUrl(raw);
+    if (url === null || url.hostname === '' || url.pathname.length < 2) {
+      throw new Error('not a URL');
+    }
+    return { kind: 'postgres', url: raw };
+  }
+  throw new Error('unsupported scheme');
+}
+
+function redisUrl(raw: string): string {
+  const url = parseUrl(raw);
+  if (url === null || !['redis:', 'rediss:'].includes(url.protocol) || url.hostname === '') {
+    throw new Error('not a redis URL');
+  }
+  return raw;
+}
+
+/** `1.2.3.4`, `::1`, `10.0.0.0/8`, `fd00::/8`. */
+function isAddressOrCidr(entry: string): boolean {
+  const [address, prefix, ...rest] = entry.split('/');
+  const family = isIP(address ?? '');
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  const bits = /^\d{1,3}$/.test(prefix) ? Number(prefix) : -1;
+  return bits >= 0 && bits <= (family === 4 ? 32 : 128);
+}
+
+function trustedProxies(raw: string): TrustedProxies {
+  if (/^(0|false|no|off)$/i.test(raw)) return false;
+  if (/^(true|yes|on)$/i.test(raw)) return 1;
+  if (/^\d{1,3}$/.test(raw)) return Number(raw);
+  const entries = raw.split(',').map((entry) => entry.trim());
+  if (entries.length === 0 || !entries.every(isAddressOrCidr)) throw new Error('not a list');
+  return entries;
+}
+
+function retrySchedule(raw: string): number[] {
+  const steps = raw.split(',').map((part) => (part.trim() === '' ? Number.NaN : Number(part)));
+  if (steps.some((s) => !Number.isFinite(s) || s < 0 || s > 7 * 86_400)) {
+    throw new Error('not a schedule');
   }
   return steps;
 }
 
-export function loadConfig(env: Env = process.env): Config {
-  const logLevel = (env['LOG_LEVEL'] || 'info') as Config['logLevel'];
-  if (!LOG_LEVELS.includes(logLevel)) {
-    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+function logLevel(raw: string): LogLevel {
+  if (!(LOG_LEVELS as readonly string[]).includes(raw)) throw new Error('not a level');
+  return raw as LogLevel;
+}
+
+/** Hostnames and addresses; whether it resolves is checked at start, before anything opens. */
+function host(raw: string): string {
+  if (!/^[A-Za-z0-9.:_%-]+$/.test(raw) && !/^\[[0-9A-Fa-f:.]+\]$/.test(raw)) {
+    throw new Error('not a host');
   }
-  return {
-    port: integer(env, 'PORT', 8080, 0, 65_535),
-    host: env['HOST'] || '127.0.0.1',
-    databaseUrl: databaseUrl(env),
-    databasePoolSize: integer(env, 'TRACKWAY_DATABASE_POOL_SIZE', 10, 1, 1000),
-    redisUrl: env['REDIS_URL'] || undefined,
+  return raw.replace(/^\[(.*)\]$/, '$1');
+}
+
+export const ConfigSchema = Type.Object({
+  PORT: setting(
+    { default: '8080', description: 'HTTP port', accepts: 'an integer from 0 to 65535' },
+    integerIn(0, 65_535),
+  ),
+  HOST: setting(
+    {
+      default: '127.0.0.1',
+      description: 'listen address (`0.0.0.0` for every interface)',
+      accepts: 'a host name or an IP address',
+    },
+    host,
+  ),
+  DATABASE_URL: setting(
+    {
+      default: 'sqlite:./data/trackway.db',
+      description: '`sqlite:<path>`, `sqlite::memory:` or `postgres://…` (also `postgresql://`)',
+      accepts: 'sqlite:<path>, sqlite::memory: or a postgres:// URL',
+    },
+    databaseTarget,
+  ),
+  TRACKWAY_DATABASE_POOL_SIZE: setting(
+    {
+      default: '10',
+      description: 'PostgreSQL connections per process',
+      accepts: 'an integer from 1 to 1000',
+    },
+    integerIn(1, 1_000),
+  ),
+  REDIS_URL: setting(
+    {
+      description: 'Redis for rate limits shared across instances (`redis://` or `rediss://`)',
+      accepts: 'a redis:// or rediss:// URL with a host',
+    },
+    redisUrl,
+  ),
+  LOG_LEVEL: setting(
+    {
+      default: 'info',
+      description:
+        'pino level (`silent` to turn logs off; `debug` and `trace` also log every request)',
+      accepts: `one of ${LOG_LEVELS.join(', ')}`,
+    },
     logLevel,
-    webhookRetrySchedule: retrySchedule(env),
-    webhookAllowPrivate: boolean(env, 'TRACKWAY_WEBHOOK_ALLOW_PRIVATE', false),
-    webhookAllowHttp: boolean(env, 'TRACKWAY_WEBHOOK_ALLOW_HTTP', false),
-    worker: boolean(env, 'TRACKWAY_WORKER', true),
-    trustProxy: boolean(env, 'TRACKWAY_TRUST_PROXY', false),
-    rateLimits: boolean(env, 'TRACKWAY_RATE_LIMITS', true),
+  ),
+  TRACKWAY_WEBHOOK_RETRY_SCHEDULE: setting(
+    {
+      default: '5,300,1800,7200,18000,36000,36000',
+      description: 'seconds between webhook attempts after the first',
+      accepts: 'comma-separated seconds (0 to 604800)',
+    },
+    retrySchedule,
+  ),
+  TRACKWAY_WEBHOOK_ALLOW_PRIVATE: setting(
+    {
+      default: 'false',
+      description: 'allow loopback/private webhook destinations (development)',
+      accepts: 'true or false',
+    },
+    flag,
+  ),
+  TRACKWAY_WEBHOOK_ALLOW_HTTP: setting(
+    {
+      default: 'false',
+      description: 'allow `http://` webhook destinations',
+      accepts: 'true or false',
+    },
+    flag,
+  ),
+  TRACKWAY_WORKER: setting(
+    {
+      default: 'true',
+      description: 'run the webhook delivery worker inside the API process',
+      accepts: 'true or false',
+    },
+    flag,
+  ),
+  TRACKWAY_TRUST_PROXY: setting(
+    {
+      default: 'false',
+      description:
+        'proxies in front: their number (`true` = 1) or their addresses/CIDRs, comma-separated; the client IP is then the rightmost `X-Forwarded-For` address no trusted proxy added',
+      accepts: 'false, true, a number of proxies, or a comma list of IP addresses/CIDRs',
+    },
+    trustedProxies,
+  ),
+  TRACKWAY_RATE_LIMITS: setting(
+    {
+      default: 'on',
+      description: '`off` disables rate limiting: for benchmarks only',
+      accepts: 'on or off',
+    },
+    flag,
+  ),
+});
+
+type Settings = StaticDecode<typeof ConfigSchema>;
+
+/** The decoded configuration, in the names the code uses. */
+export interface Config {
+  port: number;
+  host: string;
+  database: DatabaseTarget;
+  databasePoolSize: number;
+  redisUrl: string | undefined;
+  logLevel: LogLevel;
+  webhookRetrySchedule: number[];
+  webhookAllowPrivate: boolean;
+  webhookAllowHttp: boolean;
+  worker: boolean;
+  trustProxy: TrustedProxies;
+  rateLimits: boolean;
+}
+
+function fromSettings(s: Settings): Config {
+  return {
+    port: s.PORT,
+    host: s.HOST,
+    database: s.DATABASE_URL,
+    databasePoolSize: s.TRACKWAY_DATABASE_POOL_SIZE,
+    redisUrl: s.REDIS_URL,
+    logLevel: s.LOG_LEVEL,
+    webhookRetrySchedule: s.TRACKWAY_WEBHOOK_RETRY_SCHEDULE,
+    webhookAllowPrivate: s.TRACKWAY_WEBHOOK_ALLOW_PRIVATE,
+    webhookAllowHttp: s.TRACKWAY_WEBHOOK_ALLOW_HTTP,
+    worker: s.TRACKWAY_WORKER,
+    trustProxy: s.TRACKWAY_TRUST_PROXY,
+    rateLimits: s.TRACKWAY_RATE_LIMITS,
   };
+}
+
+const properties = ConfigSchema.properties as Record<string, TSchema>;
+
+/** Validates every variable at once; the first one that is wrong is named in a ConfigError. */
+export function loadConfig(env: Env = process.env): Config {
+  const given: Record<string, string> = {};
+  for (const name of Object.keys(properties)) {
+    const raw = env[name];
+    if (raw !== undefined && raw !== '') given[name] = raw;
+  }
+  const input = Value.Default(ConfigSchema, given);
+  try {
+    return fromSettings(Value.Decode(ConfigSchema, input));
+  } catch (error) {
+    if (error instanceof TransformDecodeError) {
+      const name = error.path.replace(/^\//, '');
+      const accepts = (properties[name] as { 'x-accepts'?: string } | undefined)?.['x-accepts'];
+      throw new ConfigError(
+        `${name} must be ${accepts}, got "${maskCredentials(String(error.value))}"`,
+      );
+    }
+    throw error;
+  }
+}
+
+/** Whether start-up failures print their stack: only when an operator asked for debug logs. */
+export function wantsStackTraces(env: Env = process.env): boolean {
+  return env['LOG_LEVEL'] === 'debug' || env['LOG_LEVEL'] === 'trace';
+}
+
+/** The README's configuration table, rendered from the schema (checked by config.test.ts). */
+export function configurationTable(): string {
+  const rows = Object.entries(properties).map(([name, schema]) => {
+    const { default: fallback, description } = schema as { default?: string; description: string };
+    return [`\`${name}\``, fallback === undefined ? 'unset' : `\`${fallback}\``, description];
+  });
+  const header = ['variable', 'default', 'meaning'];
+  const widths = header.map((h, i) =>
+    Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)),
+  );
+  const line = (cells: string[]) =>
+    `| ${cells.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join(' | ')} |`;
+  return [
+    line(header),
+    `| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |`,
+    ...rows.map(line),
+  ].join('\n');
 }

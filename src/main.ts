@@ -1,8 +1,9 @@
 /**
  * Composition root: load config, pick adapters, start HTTP (and, later, the delivery worker).
  */
+import { lookup } from 'node:dns/promises';
 import type { Logger } from 'pino';
-import { type Config, loadConfig } from './config.ts';
+import { type Config, ConfigError, loadConfig } from './config.ts';
 import { createSender } from './delivery/sender.ts';
 import { DeliveryWorker } from './delivery/worker.ts';
 import { createAccount } from './domain/accounts/accounts.ts';
@@ -32,7 +33,7 @@ interface FirstRun {
  * deployments are set up deliberately with the CLI instead.
  */
 async function firstRun(config: Config, store: Store): Promise<FirstRun | null> {
-  if (!config.databaseUrl.startsWith('sqlite:')) return null;
+  if (config.database.kind !== 'sqlite') return null;
   if ((await store.accounts.countAccounts()) > 0) return null;
   const { account, apiKey } = await createAccount(
     { store, clock: systemClock },
@@ -132,6 +133,57 @@ export async function createRateLimiter(
   return new FailOpenRateLimiter(new RedisRateLimiter(redis), new MemoryRateLimiter(), logger);
 }
 
+/**
+ * HOST must name an address of this machine: checked before anything is opened, so a typo
+ * stops the process at once instead of after the store and the worker are up.
+ */
+async function checkHost(host: string): Promise<void> {
+  try {
+    await lookup(host);
+  } catch {
+    throw new ConfigError(`HOST "${host}" could not be resolved to an address`);
+  }
+}
+
+/** A listen failure in the operator's words, naming the variable to change. */
+function listenError(error: NodeJS.ErrnoException, config: Config): Error {
+  switch (error.code) {
+    case 'EADDRINUSE':
+      return new ConfigError(
+        `PORT ${config.port} is already in use on ${config.host}: stop the other process or choose another PORT`,
+      );
+    case 'EACCES':
+      return new ConfigError(`PORT ${config.port} needs privileges this process does not have`);
+    case 'EADDRNOTAVAIL':
+      return new ConfigError(`HOST "${config.host}" is not an address of this machine`);
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return new ConfigError(`HOST "${config.host}" could not be resolved to an address`);
+    default:
+      return error;
+  }
+}
+
+/**
+ * Writes to stdout that stop quietly once its reader has gone (`trackway serve | head -5`):
+ * without this, the first write after `head` exits raises EPIPE as an uncaught error.
+ */
+export function stdoutLines(): (line: string) => void {
+  let open = true;
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') open = false;
+    else throw error;
+  });
+  return (line) => {
+    if (open) process.stdout.write(`${line}\n`);
+  };
+}
+
+/**
+ * Validates everything before opening anything (config is already parsed; HOST is resolved
+ * here), then opens store, worker, rate limiter and HTTP in that order. Any failure on the way
+ * closes what was opened, in reverse, and rethrows: the CLI prints one line and exits non-zero.
+ */
 export async function startServer(
   config: Config = loadConfig(),
   options: {
@@ -143,57 +195,74 @@ export async function startServer(
   } = {},
 ): Promise<RunningServer> {
   const logger = options.logger ?? createLogger(config.logLevel);
-  const out = options.out ?? ((text: string) => process.stdout.write(`${text}\n`));
-  const store = await openStore(config.databaseUrl, { poolSize: config.databasePoolSize });
-  await store.migrate();
-  const first = await firstRun(config, store);
-  const metrics = createMetrics();
-  const worker = config.worker ? startWorker(config, store, logger, metrics) : undefined;
-  const rateLimiter = await createRateLimiter(config, logger);
-  const app = await buildApp({
-    metrics,
-    store,
-    clock: systemClock,
-    config,
-    logger,
-    rateLimiter,
-    ...(worker && { onOutboxWrite: worker.wake }),
-  });
-  const database = config.databaseUrl.split(':')[0];
-  let address: string;
+  const out = options.out ?? stdoutLines();
+  await checkHost(config.host);
+  const opened: Array<() => Promise<void>> = [];
+  // Newest first; every one is closed even if an earlier one fails, then the first failure
+  // is reported.
+  const closeOpened = async () => {
+    let failure: unknown;
+    for (const close of opened.splice(0).reverse()) {
+      await close().catch((error: unknown) => {
+        failure ??= error;
+      });
+    }
+    if (failure !== undefined) throw failure;
+  };
   try {
-    address = await app.listen({
-      port: config.port,
-      host: config.host,
-      // Fastify's own line, once per bound address; the banner is the one that says
-      // "listening", so the log and the banner do not repeat each other.
-      listenTextResolver: (bound) => `trackway serving ${bound} (${database})`,
+    const store = await openStore(config.database, { poolSize: config.databasePoolSize });
+    opened.push(() => store.close());
+    await store.migrate();
+    const first = await firstRun(config, store);
+    const metrics = createMetrics();
+    const worker = config.worker ? startWorker(config, store, logger, metrics) : undefined;
+    if (worker) opened.push(() => worker.stop());
+    const rateLimiter = await createRateLimiter(config, logger);
+    if (rateLimiter) opened.push(() => rateLimiter.close());
+    const app = await buildApp({
+      metrics,
+      store,
+      clock: systemClock,
+      config,
+      logger,
+      rateLimiter,
+      ...(worker && { onOutboxWrite: worker.wake }),
     });
+    opened.push(() => app.close());
+    let address: string;
+    try {
+      address = await app.listen({
+        port: config.port,
+        host: config.host,
+        // Fastify's own line, once per bound address; the banner is the one that says
+        // "listening", so the log and the banner do not repeat each other.
+        listenTextResolver: (bound) => `trackway serving ${bound} (${config.database.kind})`,
+      });
+    } catch (error) {
+      // The first-run key exists only in this process: if the port is taken, it must not be
+      // lost with it.
+      if (first) {
+        out(options.json ? JSON.stringify(firstRunJson(first)) : firstRunText(first).join('\n'));
+      }
+      throw listenError(error as NodeJS.ErrnoException, config);
+    }
+    out(
+      options.json
+        ? JSON.stringify({ listening: address, ...(first && firstRunJson(first)) })
+        : banner(first, address),
+    );
+    let closing: Promise<void> | undefined;
+    return {
+      url: address,
+      close() {
+        // Stop accepting, let in-flight requests finish (their commits included), then close
+        // storage. Idempotent: a second signal waits for the first drain.
+        closing ??= closeOpened();
+        return closing;
+      },
+    };
   } catch (error) {
-    // The first-run key exists only in this process: if the port is taken, it must not be
-    // lost with it.
-    if (first)
-      out(options.json ? JSON.stringify(firstRunJson(first)) : firstRunText(first).join('\n'));
+    await closeOpened().catch(() => {});
     throw error;
   }
-  out(
-    options.json
-      ? JSON.stringify({ listening: address, ...(first && firstRunJson(first)) })
-      : banner(first, address),
-  );
-  let closing: Promise<void> | undefined;
-  return {
-    url: address,
-    close() {
-      // Stop accepting, let in-flight requests finish (their commits included), then close
-      // storage. Idempotent: a second signal waits for the first drain.
-      closing ??= (async () => {
-        await app.close();
-        await worker?.stop();
-        await rateLimiter?.close();
-        await store.close();
-      })();
-      return closing;
-    },
-  };
 }

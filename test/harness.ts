@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
+import type { Config } from '../src/config.ts';
 import { createAccount } from '../src/domain/accounts/accounts.ts';
 import type { PlanName } from '../src/domain/accounts/plans.ts';
 import type { Account, TrackedEvent } from '../src/domain/model.ts';
@@ -164,7 +165,7 @@ export interface HarnessOptions {
   /** Defaults to the in-process limiter, as in production without Redis; `null` for none. */
   rateLimiter?: RateLimiter | null;
   /** Take the client IP from `X-Forwarded-For` (Fastify trustProxy). */
-  trustProxy?: boolean;
+  trustProxy?: Config['trustProxy'];
 }
 
 export async function startHarness(

@@ -13,10 +13,22 @@ describe('log scan', () => {
       record({ msg: 'user Jane.Doe@Example.com tracked' }),
       record({ msg: 'phone +1 (650) 555-0123' }),
       record({ msg: 'phone +16505550123' }),
+      record({ req: { url: '/v1/pixels?api_key=tw_live_4bQ9zX1yT7cV3nM8kL2pR6sW0dF5gH9j' } }),
+      record({ msg: 'DATABASE_URL must be …, got "mysql://trackway:hunter2@db/tw"' }),
+      record({ msg: 'connecting to redis://hunter2@cache:6379' }),
     ].join('\n');
     assert.deepEqual(
       scanLogText(text).map((f) => f.kind),
-      ['API key', 'webhook secret', 'email address', 'phone number', 'phone number'],
+      [
+        'API key',
+        'webhook secret',
+        'email address',
+        'phone number',
+        'phone number',
+        'API key',
+        'URL credentials',
+        'URL credentials',
+      ],
     );
   });
 
@@ -28,6 +40,10 @@ describe('log scan', () => {
         pixel_id: 'px_4bQ9zX1yT7cV3nM8',
         at: '2026-11-23T10:00:00.000+01:00',
         key: 'tw_live_4bQ…9zX1',
+        url: '/v1/pixels?api_key=tw_live_[redacted]',
+        database: 'postgres://trackway:***@db:5432/tw',
+        redis: 'redis://***@cache:6379',
+        receiver: 'https://hooks.example.com/trackway',
       }),
       'Your API key (shown once): tw_live_4bQ9zX1yT7cV3nM8kL2pR6sW0dF5gH9j',
     ].join('\n');

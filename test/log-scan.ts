@@ -1,6 +1,7 @@
 /**
- * Searches captured logs for what must never be in them: API keys, webhook secrets, and raw
- * personal data (email addresses, phone numbers). Only log records (JSON lines) are searched:
+ * Searches captured logs for what must never be in them: API keys, webhook secrets (also inside
+ * a logged URL: `?api_key=tw_live_…`), credentials in URLs, and raw personal data (email
+ * addresses, phone numbers). Only log records (JSON lines) are searched:
  * the first-run banner prints an API key on stdout on purpose, once, and is not a log line.
  *
  *   node --import tsx test/log-scan.ts <dir>    exits 1 and lists the findings if any
@@ -15,6 +16,8 @@ const PATTERNS: Record<string, RegExp> = {
   'email address': /[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/,
   // E.164 or a written form of it (`+1 (650) 555-0123`); `+01:00` offsets do not match.
   'phone number': /\+[1-9](?:[\s().-]*\d){7,14}/,
+  // `postgres://user:password@host`, `redis://password@host`: a masked `***` is fine.
+  'URL credentials': /:\/\/(?:[^\s/:@"]*:)?(?!\*\*\*@)[^\s/:@"]+@/,
 };
 
 export interface LogFinding {

@@ -6,7 +6,7 @@
  * command at hand.
  */
 import { parseArgs } from 'node:util';
-import { type Env, loadConfig } from '../config.ts';
+import { type Env, loadConfig, wantsStackTraces } from '../config.ts';
 import {
   createAccount,
   createKey,
@@ -27,6 +27,7 @@ import {
 } from '../domain/accounts/plans.ts';
 import type { Account, ApiKeyRecord } from '../domain/model.ts';
 import { systemClock } from '../domain/ports.ts';
+import { maskCredentials } from '../redact.ts';
 import { openStore } from '../storage/index.ts';
 
 /** Exit status of a command line the CLI cannot run as written (as BSD's EX_USAGE-like 2). */
@@ -202,7 +203,7 @@ async function withStore<T>(
   }) => Promise<T>,
 ): Promise<T> {
   const config = loadConfig(env);
-  const store = await openStore(config.databaseUrl, { poolSize: config.databasePoolSize });
+  const store = await openStore(config.database, { poolSize: config.databasePoolSize });
   try {
     await store.migrate();
     return await run({ store, clock: systemClock });
@@ -388,9 +389,15 @@ async function runWorker(env: Env, json: boolean, io: Io): Promise<void> {
   const { createLogger } = await import('../logger.ts');
   const config = loadConfig(env);
   const logger = createLogger(config.logLevel);
-  const store = await openStore(config.databaseUrl, { poolSize: config.databasePoolSize });
-  await store.migrate();
-  const worker = startWorker(config, store, logger);
+  const store = await openStore(config.database, { poolSize: config.databasePoolSize });
+  let worker: ReturnType<typeof startWorker>;
+  try {
+    await store.migrate();
+    worker = startWorker(config, store, logger);
+  } catch (error) {
+    await store.close().catch(() => {});
+    throw error;
+  }
   // Handlers before the announcement (see serve()).
   exitOnSignal(
     {
@@ -552,15 +559,19 @@ export async function main(
     return 0;
   } catch (error) {
     if (error instanceof UsageError) return fail(error, USAGE_EXIT);
-    // Mistakes an operator can fix (bad config, database unreachable): the message, no stack.
-    if (
-      error instanceof OperatorError ||
-      ['ConfigError', 'StorageUnavailableError'].includes((error as Error).name)
-    ) {
-      return fail(error as Error, 1);
+    const failure = error instanceof Error ? error : new Error(String(error));
+    // One line (credentials and keys masked); the stack only when debug logs were asked for.
+    failure.message = maskCredentials(failure.message.split('\n')[0] ?? '');
+    // Mistakes an operator can fix (bad config, database unreachable) read as they are;
+    // anything else is prefixed so it reads as the program's.
+    const expected =
+      failure instanceof OperatorError ||
+      ['ConfigError', 'StorageUnavailableError'].includes(failure.name);
+    if (expected || json) fail(failure, 1);
+    else io.stderr.write(`trackway: ${failure.message}\n`);
+    if (wantsStackTraces(io.env) && failure.stack) {
+      io.stderr.write(`${maskCredentials(failure.stack)}\n`);
     }
-    if (json) return fail(error as Error, 1);
-    io.stderr.write(`trackway: ${(error as Error).stack ?? error}\n`);
     return 1;
   }
 }

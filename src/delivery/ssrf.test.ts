@@ -79,13 +79,13 @@ describe('SSRF guard', () => {
         },
       );
     };
-    await reject('https://127.0.0.1/hook', strict, /private or reserved/);
-    await reject('https://[::ffff:10.0.0.1]/hook', strict, /private or reserved/);
+    await reject('https://127.0.0.1/hook', strict, /must resolve to a public address/);
+    await reject('https://[::ffff:10.0.0.1]/hook', strict, /must resolve to a public address/);
     await reject('http://93.184.216.34/hook', strict, /must use https/);
     await reject('ftp://example.com/', strict, /must use https/);
     await reject('not a url', strict, /absolute URL/);
     await reject('https://user:pw@93.184.216.34/', strict, /credentials/);
-    await reject('https://evil.test/hook', strict, /private or reserved/);
+    await reject('https://evil.test/hook', strict, /must resolve to a public address/);
     const ok = await checkDestination('http://93.184.216.34/hook', {
       allowPrivate: false,
       allowHttp: true,
@@ -100,6 +100,23 @@ describe('SSRF guard', () => {
       { address: '93.184.216.34', family: 4 },
     ]);
     assert.equal(resolved.hostname, 'hooks.example.com');
+  });
+
+  it('answers the same for a name that does not resolve and one that resolves inside', async () => {
+    // Two answers would let a caller map which internal names exist by registering them.
+    const messageFor = (lookupAll: () => Promise<Array<{ address: string; family: number }>>) =>
+      checkDestination('https://db.corp.internal/hook', strict, lookupAll).then(
+        () => assert.fail('accepted'),
+        (error: Error) => error.message,
+      );
+    const internal = await messageFor(async () => [{ address: '10.0.0.5', family: 4 }]);
+    const unknown = await messageFor(async () => {
+      throw Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' });
+    });
+    const empty = await messageFor(async () => []);
+    assert.equal(internal, 'Invalid field: url must resolve to a public address');
+    assert.equal(unknown, internal);
+    assert.equal(empty, internal);
   });
 
   it('refuses forbidden addresses inside the connect-time lookup', async () => {

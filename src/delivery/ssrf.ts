@@ -145,6 +145,9 @@ export async function checkDestination(
     throw invalidField('url', 'must not contain credentials');
   if (policy.allowPrivate) return url;
   const host = url.hostname.replace(/^\[|\]$/g, '');
+  // One answer whether the name does not resolve or resolves inside: two would let a caller
+  // map which internal names exist by registering them.
+  const refused = () => invalidField('url', 'must resolve to a public address');
   let addresses: string[];
   if (isIP(host)) {
     addresses = [host];
@@ -152,13 +155,10 @@ export async function checkDestination(
     try {
       addresses = (await lookupAll(host)).map((a) => a.address);
     } catch {
-      throw invalidField('url', 'host could not be resolved');
+      throw refused();
     }
   }
-  if (addresses.length === 0) throw invalidField('url', 'host could not be resolved');
-  if (addresses.some(isForbiddenAddress)) {
-    throw invalidField('url', 'resolves to a private or reserved address');
-  }
+  if (addresses.length === 0 || addresses.some(isForbiddenAddress)) throw refused();
   return url;
 }
 

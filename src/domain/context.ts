@@ -1,4 +1,4 @@
-import type { Account } from './model.ts';
+import type { Account, Pixel } from './model.ts';
 import type { Clock, Store } from './ports.ts';
 
 /** What every domain verb is handed: the adapters it may use and who is asking. */
@@ -7,4 +7,19 @@ export interface Context {
   clock: Clock;
   /** The authenticated account; every read and write is scoped to it. */
   account: Account;
+  /**
+   * How the track path checks that a pixel exists and is active: a lookup reused for up to a
+   * second (pixels/pixel-cache.ts). Only that check may use it; reads of the pixel itself go to
+   * the store, so they are never stale (issue 15 item 1). The store's lookup when left out.
+   */
+  pixelForTracking?: (accountId: string, pixelId: string) => Promise<Pixel | null>;
+}
+
+/** The lookup the track path checks pixels with (see `Context.pixelForTracking`). */
+export function trackingLookup(
+  ctx: Context,
+): (accountId: string, pixelId: string) => Promise<Pixel | null> {
+  return (
+    ctx.pixelForTracking ?? ((accountId, pixelId) => ctx.store.pixels.getPixel(accountId, pixelId))
+  );
 }

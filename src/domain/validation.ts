@@ -60,9 +60,11 @@ FormatRegistry.Set('http-url', isHttpUrl);
 FormatRegistry.Set('hostname', (v) => HOSTNAME.test(v));
 FormatRegistry.Set('iso4217', isCurrencyCode);
 FormatRegistry.Set('iso3166-alpha2', isCountryCode);
-// Any character but a control character (C0, DEL, C1): what "printable" means for a caller's
-// event_id (contract §1). Unpaired surrogates never get this far (see badStringPath).
-FormatRegistry.Set('printable', (v) => !/\p{Cc}/u.test(v));
+// Any character but a control (C0, DEL, C1) or an invisible format character (category Cf:
+// right-to-left override U+202E, zero-width space U+200B, BOM …, which let two ids that differ
+// look identical): what "printable" means for a caller's event_id (contract §1). Unpaired
+// surrogates never get this far (see badStringPath).
+FormatRegistry.Set('printable', (v) => !/[\p{Cc}\p{Cf}]/u.test(v));
 
 /** `/user_data/phone` → `user_data.phone` (JSON pointer unescaped). */
 function dotted(pointer: string): string {

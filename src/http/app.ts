@@ -17,17 +17,19 @@ import Fastify, {
 import sjson from 'secure-json-parse';
 import type { Config } from '../config.ts';
 import { ApiKeyCache } from '../domain/accounts/key-cache.ts';
+import type { Context } from '../domain/context.ts';
 import { TrackwayError } from '../domain/errors.ts';
 import type { Account } from '../domain/model.ts';
 import { withPixelCache } from '../domain/pixels/pixel-cache.ts';
 import type { Clock, RateLimiter, Store } from '../domain/ports.ts';
+import { compileValidator } from '../domain/validation.ts';
 import { authenticateRequest } from './auth.ts';
 import { decodeBody } from './content-encoding.ts';
 import { handleClientError, handleError, MAX_BODY_BYTES } from './errors.ts';
 import { LazyChildLogger } from './lazy-logger.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { limitAccount, limitAuthFailure } from './rate-limit.ts';
-import { compileSchemaValidator, NoQuerySchema } from './route-kit.ts';
+import { compileSchemaValidator, NoBodySchema, NoQuerySchema } from './route-kit.ts';
 import { registerListEvents } from './routes/events.list.ts';
 import { registerHealthRoutes } from './routes/health.ts';
 import { registerCreatePixel } from './routes/pixels.create.ts';
@@ -57,6 +59,8 @@ export interface AppDeps {
   onOutboxWrite?: () => void;
   /** The process's metrics (shared with the delivery worker); a fresh set when left out. */
   metrics?: Metrics;
+  /** Set by buildApp: the track path's cached pixel check (`Context.pixelForTracking`). */
+  pixelForTracking?: Context['pixelForTracking'];
 }
 
 export type App = FastifyInstance<
@@ -160,6 +164,49 @@ function parseJson(body: string, envelopeDepth: number): unknown {
   }
 }
 
+/**
+ * Fastify's trustProxy for TRACKWAY_TRUST_PROXY. A number of proxies trusts that many hops
+ * from the socket inward (the same test proxy-addr applies to a hop count), and a list trusts
+ * those addresses: either way the client IP is the rightmost X-Forwarded-For entry no trusted
+ * proxy added. Never `true`, which would take the leftmost entry, written by the client itself.
+ */
+function trustedProxies(
+  trust: Config['trustProxy'],
+): false | string[] | ((address: string, hop: number) => boolean) {
+  if (trust === false) return false;
+  if (typeof trust === 'number') return (_address, hop) => hop < trust;
+  return [...trust];
+}
+
+/** For an empty `application/json` body: an error on a route whose body is required. */
+function emptyBodyError(request: FastifyRequest): TrackwayError | null {
+  const schema = request.routeOptions.schema?.body as Record<string, unknown> | undefined;
+  const required = schema !== undefined && schema['x-optional-body'] !== true;
+  return required ? new TrackwayError('invalid_request', 'Malformed JSON body') : null;
+}
+
+/**
+ * A route that takes no body refuses one that says something, by the unknown-field rule
+ * (nothing the caller sends is silently ignored): `{"secret": "…"}` sent to rotate-secret is
+ * `Unknown field: secret`, not a 200 that kept the caller's secret out of sight. An empty body
+ * or `{}` is no body. (Non-JSON is refused by the parser; JSON that is not an object by the
+ * validator: decisions.md.)
+ */
+const refuseBody = compileValidator(NoBodySchema);
+function refuseUnexpectedBody(
+  request: FastifyRequest,
+  _reply: FastifyReply,
+  done: (error?: Error) => void,
+) {
+  if (request.body === undefined) return done();
+  try {
+    refuseBody(request.body);
+    done();
+  } catch (error) {
+    done(error as Error);
+  }
+}
+
 /** The headers on every response: set by the onSend hook, and for the router's own errors. */
 function setStandardHeaders(request: FastifyRequest, reply: FastifyReply): void {
   reply.headers({
@@ -175,12 +222,10 @@ function setStandardHeaders(request: FastifyRequest, reply: FastifyReply): void 
 
 export async function buildApp(given: AppDeps): Promise<App> {
   const metrics = given.metrics ?? createMetrics();
-  const deps: AppDeps = {
-    ...given,
-    metrics,
-    // Every tracked event checks its pixel: reuse lookups for up to 1 s (pixel-cache.ts).
-    store: withPixelCache(given.store, given.clock),
-  };
+  // Every tracked event checks its pixel: that check reuses lookups for up to 1 s
+  // (pixel-cache.ts); every read of a pixel goes to the store.
+  const { store, pixelForTracking } = withPixelCache(given.store, given.clock);
+  const deps: AppDeps = { ...given, metrics, store, pixelForTracking };
   const app = Fastify({
     loggerInstance: deps.logger,
     // No per-request logs at info and above: they halve throughput. Errors and slow requests
@@ -192,7 +237,7 @@ export async function buildApp(given: AppDeps): Promise<App> {
     childLoggerFactory: (logger, bindings, options) =>
       new LazyChildLogger(logger, bindings, options),
     bodyLimit: MAX_BODY_BYTES,
-    trustProxy: deps.config.trustProxy,
+    trustProxy: trustedProxies(deps.config.trustProxy),
     genReqId: () => randomUUID(),
     requestIdHeader: false,
     // Slow clients cannot hold a connection open: the headers must arrive within 10 s and
@@ -223,7 +268,9 @@ export async function buildApp(given: AppDeps): Promise<App> {
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '') return done(null, undefined);
+    // An empty body sent as JSON is not JSON (contract §3) where the route needs a body; where
+    // the body is optional or none is taken, it is simply no body (decisions.md).
+    if (body === '') return done(emptyBodyError(request), undefined);
     try {
       done(null, parseJson(body as string, request.routeOptions.config.envelopeDepth ?? 0));
     } catch (error) {
@@ -320,6 +367,14 @@ export async function buildApp(given: AppDeps): Promise<App> {
     v1.addHook('onRoute', (route) => {
       if (route.schema?.querystring === undefined) {
         route.schema = { ...route.schema, querystring: NoQuerySchema };
+      }
+      // GET and HEAD bodies are never read (Fastify skips them; they carry no meaning in HTTP).
+      const methods = ([] as string[]).concat(route.method);
+      if (route.schema?.body === undefined && !methods.some((m) => m === 'GET' || m === 'HEAD')) {
+        route.preValidation = [
+          ...([] as unknown[]).concat(route.preValidation ?? []),
+          refuseUnexpectedBody,
+        ] as typeof route.preValidation;
       }
     });
     const limiter = deps.rateLimiter;

@@ -94,7 +94,29 @@ export function toTrackwayError(error: unknown, bodyLimit = MAX_BODY_BYTES): Tra
   return new TrackwayError('internal', 'An unexpected error occurred');
 }
 
+/**
+ * The client closed its connection before its request body arrived: Node fails the body
+ * stream with `ECONNRESET` "aborted" (no `syscall`, unlike a database socket's reset, which is a
+ * storage outage). Nothing went wrong on our side, so it is no 503 and no outage warning.
+ */
+function isClientAbort(error: unknown, request: FastifyRequest): boolean {
+  return (
+    error instanceof Error &&
+    (error as NodeJS.ErrnoException).code === 'ECONNRESET' &&
+    (error as NodeJS.ErrnoException).syscall === undefined &&
+    (request.raw.readableAborted || request.raw.socket?.destroyed === true)
+  );
+}
+
 export function handleError(error: unknown, request: FastifyRequest, reply: FastifyReply) {
+  if (isClientAbort(error, request)) {
+    request.log.debug('client closed the connection before its request body arrived');
+    // Nobody is there to read it; the status is for metrics and access logs (a client error).
+    return reply.code(400).send({
+      error: 'Invalid request',
+      message: 'The connection closed before the request body arrived',
+    });
+  }
   const mapped = toTrackwayError(error, request.routeOptions.bodyLimit ?? MAX_BODY_BYTES);
   if (mapped.code === 'internal') {
     // The only place a stack trace goes: the log, never the client.

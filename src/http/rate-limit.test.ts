@@ -3,10 +3,12 @@
  * known instant, so headers and `retry_after` are exact values and window boundaries are
  * crossed by moving the clock.
  */
+
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { type Harness, startHarness, type TestAccount, testStores } from '../../test/harness.ts';
+import { loadConfig } from '../config.ts';
 import { createKey, type PlanChange, setPlan } from '../domain/accounts/accounts.ts';
 
 const epoch = (iso: string) => Date.parse(iso) / 1000;
@@ -194,11 +196,49 @@ for (const kind of await testStores()) {
       for (let i = 0; i < 20; i++) await send(h, `192.0.2.${i}`);
       assert.equal((await send(h, '192.0.2.99')).statusCode, 429);
 
-      const proxied = await startHarness(kind, { trustProxy: true });
+      const proxied = await startHarness(kind, { trustProxy: 1 });
       try {
         for (let i = 0; i < 20; i++) await send(proxied, '192.0.2.1');
         assert.equal((await send(proxied, '192.0.2.1')).statusCode, 429);
         assert.equal((await send(proxied, '192.0.2.2')).statusCode, 401, 'the client behind it');
+      } finally {
+        await proxied.close();
+      }
+    });
+
+    /** 30 failed logins, each with a new first X-Forwarded-For entry (the client writes it). */
+    const rotatingFirstEntry = async (app: Harness, behind: string, socket: string) => {
+      const statuses: number[] = [];
+      for (let i = 0; i < 30; i++) {
+        const res = await app.app.inject({
+          method: 'GET',
+          url: '/v1/pixels',
+          remoteAddress: socket,
+          headers: { authorization: 'Bearer nope', 'x-forwarded-for': `192.0.2.${i}, ${behind}` },
+        });
+        statuses.push(res.statusCode);
+      }
+      return statuses;
+    };
+
+    it('TRACKWAY_TRUST_PROXY=true takes the rightmost X-Forwarded-For entry, not the first', async () => {
+      const { trustProxy } = loadConfig({ TRACKWAY_TRUST_PROXY: 'true' });
+      const proxied = await startHarness(kind, { trustProxy });
+      try {
+        const statuses = await rotatingFirstEntry(proxied, '198.51.100.9', '10.0.0.1');
+        assert.deepEqual(statuses, [...Array(20).fill(401), ...Array(10).fill(429)]);
+      } finally {
+        await proxied.close();
+      }
+    });
+
+    it('TRACKWAY_TRUST_PROXY as a list skips every trusted proxy, however many hops', async () => {
+      const { trustProxy } = loadConfig({ TRACKWAY_TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' });
+      const proxied = await startHarness(kind, { trustProxy });
+      try {
+        // Two trusted proxies (10.0.0.2 added by the inner one, the socket is the outer one).
+        const statuses = await rotatingFirstEntry(proxied, '198.51.100.9, 10.0.0.2', '10.0.0.1');
+        assert.deepEqual(statuses, [...Array(20).fill(401), ...Array(10).fill(429)]);
       } finally {
         await proxied.close();
       }

@@ -33,6 +33,9 @@ export const errorResponses = {
 /** The query string of a route that takes no parameters: any parameter is unknown. */
 export const NoQuerySchema = Type.Object({}, { additionalProperties: false });
 
+/** The body of a route that takes none, when one is sent anyway: any field is unknown. */
+export const NoBodySchema = Type.Object({}, { additionalProperties: false });
+
 /** Fastify's `{ value } | { error }` shape around a validator that throws. */
 function asFastifyValidator(validate: (data: unknown) => unknown) {
   return (data: unknown) => {
@@ -80,7 +83,9 @@ export const PixelIdParams = Type.Object({
 });
 
 export function contextOf(deps: AppDeps, request: FastifyRequest): Context {
-  return { store: deps.store, clock: deps.clock, account: request.account };
+  const ctx: Context = { store: deps.store, clock: deps.clock, account: request.account };
+  if (deps.pixelForTracking) ctx.pixelForTracking = deps.pixelForTracking;
+  return ctx;
 }
 
 export function webhookContextOf(deps: AppDeps, request: FastifyRequest): WebhookContext {

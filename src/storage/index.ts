@@ -1,6 +1,6 @@
+import type { DatabaseTarget } from '../config.ts';
 import type { Store } from '../domain/ports.ts';
 import { PostgresStore } from './postgres/store.ts';
-import { sqlitePath } from './sqlite/database.ts';
 import { SqliteStore } from './sqlite/store.ts';
 
 export interface StoreOptions {
@@ -8,14 +8,14 @@ export interface StoreOptions {
   poolSize?: number;
 }
 
-/** Picks the storage adapter from `DATABASE_URL` (contract §8). */
-export async function openStore(databaseUrl: string, options: StoreOptions = {}): Promise<Store> {
-  if (databaseUrl.startsWith('sqlite:')) return SqliteStore.open(sqlitePath(databaseUrl));
-  if (/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    return PostgresStore.open({
-      url: databaseUrl,
-      ...(options.poolSize !== undefined && { poolSize: options.poolSize }),
-    });
-  }
-  throw new Error('DATABASE_URL must start with sqlite:, postgres:// or postgresql://');
+/** Picks the storage adapter for `DATABASE_URL`, parsed once by config.ts (contract §8). */
+export async function openStore(
+  database: DatabaseTarget,
+  options: StoreOptions = {},
+): Promise<Store> {
+  if (database.kind === 'sqlite') return SqliteStore.open(database.path);
+  return PostgresStore.open({
+    url: database.url,
+    ...(options.poolSize !== undefined && { poolSize: options.poolSize }),
+  });
 }

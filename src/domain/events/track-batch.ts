@@ -1,4 +1,4 @@
-import type { Context } from '../context.ts';
+import { type Context, trackingLookup } from '../context.ts';
 import { TrackwayError } from '../errors.ts';
 import type { Pixel, TrackedEvent } from '../model.ts';
 import type { TrackEventResponse } from './schemas.ts';
@@ -28,6 +28,7 @@ export async function trackEvents({
   const outcomes = new Array<BatchOutcome>(inputs.length);
   // A batch usually targets one or a few pixels: look each up once.
   const pixels = new Map<string, Promise<Pixel | null>>();
+  const lookup = trackingLookup(ctx);
   const valid: Array<{ index: number; event: TrackedEvent }> = [];
   for (const [index, input] of inputs.entries()) {
     try {
@@ -35,7 +36,7 @@ export async function trackEvents({
       const event = prepareEvent(ctx.account.id, input, receivedAt);
       let pixel = pixels.get(event.pixelId);
       if (!pixel) {
-        pixel = ctx.store.pixels.getPixel(ctx.account.id, event.pixelId);
+        pixel = lookup(ctx.account.id, event.pixelId);
         pixels.set(event.pixelId, pixel);
       }
       assertTrackable(await pixel, event.pixelId);

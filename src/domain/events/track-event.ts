@@ -1,4 +1,4 @@
-import type { Context } from '../context.ts';
+import { type Context, trackingLookup } from '../context.ts';
 import { invalidField, pixelNotFound, TrackwayError } from '../errors.ts';
 import { newEventId } from '../ids.ts';
 import type { Pixel, TrackedEvent, WebhookEvent } from '../model.ts';
@@ -123,7 +123,7 @@ export async function trackEvent({
   input: unknown;
 }): Promise<TrackEventResponse> {
   const event = prepareEvent(ctx.account.id, input, ctx.clock.now());
-  assertTrackable(await ctx.store.pixels.getPixel(ctx.account.id, event.pixelId), event.pixelId);
+  assertTrackable(await trackingLookup(ctx)(ctx.account.id, event.pixelId), event.pixelId);
   const outcome = await ctx.store.events.insertEvent(event, [eventTracked(event)]);
   return trackResponse(event, outcome);
 }

@@ -1,6 +1,6 @@
 import { PLANS } from '../accounts/plans.ts';
 import type { Context } from '../context.ts';
-import { pixelNotFound, TrackwayError } from '../errors.ts';
+import { invalidField, pixelNotFound, TrackwayError } from '../errors.ts';
 import { pageOf } from '../events/list-events.ts';
 import { newId } from '../ids.ts';
 import type { Pixel, WebhookEvent } from '../model.ts';
@@ -17,6 +17,13 @@ export function pixelObject(pixel: Pixel): PixelObject {
   };
 }
 
+/** A display name without its surrounding spaces; one of spaces only is no name. */
+function displayName(raw: string): string {
+  const name = raw.trim();
+  if (name === '') throw invalidField('name', 'must not be blank');
+  return name;
+}
+
 export async function createPixel({
   ctx,
   input,
@@ -29,7 +36,7 @@ export async function createPixel({
   const pixel: Pixel = {
     id: newId('px'),
     accountId: ctx.account.id,
-    name: input.name,
+    name: displayName(input.name),
     domain,
     trackingDomain: input.tracking_domain?.toLowerCase() ?? domain,
     status: 'active',
@@ -91,6 +98,7 @@ export async function updatePixel({
   const now = ctx.clock.now();
   const normalised: UpdatePixelInput = {
     ...input,
+    ...(input.name !== undefined && { name: displayName(input.name) }),
     ...(input.domain !== undefined && { domain: input.domain.toLowerCase() }),
     ...(input.tracking_domain !== undefined && {
       tracking_domain: input.tracking_domain.toLowerCase(),

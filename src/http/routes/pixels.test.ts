@@ -148,6 +148,46 @@ for (const kind of await testStores()) {
       assert.equal(unknown.json().message, 'Unknown field: id');
     });
 
+    it('trims the name, and refuses one of spaces only (create and PATCH)', async () => {
+      const created = await h.request(acme, {
+        method: 'POST',
+        url: '/v1/pixels',
+        payload: { name: '  Corner shop \t', domain: 'corner.example.com' },
+      });
+      assert.equal(created.statusCode, 201);
+      assert.equal(created.json().name, 'Corner shop');
+      const id = created.json().id;
+      const blank = {
+        error: 'Invalid request',
+        message: 'Invalid field: name must not be blank',
+        field: 'name',
+      };
+      for (const name of [' ', '   ', '\t\n', '\u00a0\u3000']) {
+        const create = await h.request(acme, {
+          method: 'POST',
+          url: '/v1/pixels',
+          payload: { name, domain: 'blank.example.com' },
+        });
+        assert.equal(create.statusCode, 400, JSON.stringify(name));
+        assert.deepEqual(create.json(), blank);
+        const patch = await h.request(acme, {
+          method: 'PATCH',
+          url: `/v1/pixels/${id}`,
+          payload: { name },
+        });
+        assert.equal(patch.statusCode, 400, JSON.stringify(name));
+        assert.deepEqual(patch.json(), blank);
+      }
+      const renamed = await h.request(acme, {
+        method: 'PATCH',
+        url: `/v1/pixels/${id}`,
+        payload: { name: ' Corner shop 2 ' },
+      });
+      assert.equal(renamed.json().name, 'Corner shop 2');
+      const list = await h.request(acme, { method: 'GET', url: '/v1/pixels?limit=100' });
+      assert.ok(list.json().pixels.every((p: { name: string }) => p.name.trim() === p.name));
+    });
+
     it("is 404 on every pixel route for another account's pixel", async () => {
       const theirs = await h.pixel(other);
       const routes = [

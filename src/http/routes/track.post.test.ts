@@ -218,6 +218,14 @@ for (const kind of await testStores()) {
         'Invalid field: event_id must be 1 to 128 printable characters',
         'event_id',
       );
+      // Invisible format characters (category Cf) would let two different ids look the same.
+      for (const invisible of ['\u202E', '\u200B', '\u200D', '\uFEFF', '\u2066']) {
+        await expect400(
+          { ...base, event_id: `order${invisible}1001` },
+          'Invalid field: event_id must be 1 to 128 printable characters',
+          'event_id',
+        );
+      }
       await expect400(
         { ...base, event_name: 'x'.repeat(101) },
         'Invalid field: event_name must be at most 100 characters',

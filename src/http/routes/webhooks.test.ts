@@ -94,16 +94,13 @@ for (const kind of await testStores()) {
     it('refuses private destinations and plain http unless configured', async () => {
       const owner = await strict.account('pro');
       const cases: Array<[string, string]> = [
-        ['https://127.0.0.1/hooks', 'Invalid field: url resolves to a private or reserved address'],
-        ['https://10.1.2.3/hooks', 'Invalid field: url resolves to a private or reserved address'],
+        ['https://127.0.0.1/hooks', 'Invalid field: url must resolve to a public address'],
+        ['https://10.1.2.3/hooks', 'Invalid field: url must resolve to a public address'],
         [
           'https://[::ffff:169.254.169.254]/latest/meta-data',
-          'Invalid field: url resolves to a private or reserved address',
+          'Invalid field: url must resolve to a public address',
         ],
-        [
-          'https://localhost:8443/hooks',
-          'Invalid field: url resolves to a private or reserved address',
-        ],
+        ['https://localhost:8443/hooks', 'Invalid field: url must resolve to a public address'],
         ['http://93.184.216.34/hooks', 'Invalid field: url must use https'],
       ];
       for (const [url, message] of cases) {

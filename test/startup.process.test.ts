@@ -1,0 +1,158 @@
+/**
+ * Start-up failures end the process (issue 15 item 5): the real binary, each way it can fail to
+ * start, must exit non-zero with one line naming the variable, having closed what it opened
+ * (the test waits for the exit itself: a process kept alive by an open store, a worker timer or
+ * a Redis client never gets there). And a closed stdout (`serve | head -5`) neither hangs the
+ * process nor makes it deaf to SIGTERM.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { tempDir } from './harness.ts';
+import { BIN, type CliResult } from './process.ts';
+
+/** `trackway serve` must exit by itself; one still running after 20 s is killed and fails. */
+async function serveMustExit(env: Record<string, string>): Promise<CliResult> {
+  const child = spawn(process.execPath, [BIN, 'serve'], {
+    env: { ...process.env, LOG_LEVEL: 'info', PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => {
+    stdout += d;
+  });
+  child.stderr.on('data', (d) => {
+    stderr += d;
+  });
+  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  const [code, signal] = (await once(child, 'exit')) as [number | null, string | null];
+  clearTimeout(timer);
+  assert.equal(signal, null, `the process did not exit by itself:\n${stdout}\n${stderr}`);
+  return { code, stdout, stderr };
+}
+
+/** Exactly one non-empty line on stderr, and no stack frame. */
+function oneLine(result: CliResult): string {
+  const lines = result.stderr.split('\n').filter((line) => line.trim() !== '');
+  assert.equal(lines.length, 1, result.stderr);
+  assert.doesNotMatch(result.stderr, /^\s+at /m, result.stderr);
+  return lines[0]!;
+}
+
+describe('trackway serve: start-up failures (real process)', () => {
+  const dir = tempDir();
+  const sqlite = () => ({ DATABASE_URL: `sqlite:${join(dir.path, `${Math.random()}.db`)}` });
+  let taken: Server;
+  let takenPort: number;
+
+  before(async () => {
+    taken = createServer();
+    taken.listen(0, '127.0.0.1');
+    await once(taken, 'listening');
+    takenPort = (taken.address() as { port: number }).port;
+  });
+  after(() => {
+    taken.close();
+    dir.remove();
+  });
+
+  it('exits 1 naming PORT when the port is in use, after opening (and closing) the store', async () => {
+    const result = await serveMustExit({ ...sqlite(), PORT: String(takenPort) });
+    assert.equal(result.code, 1);
+    assert.match(oneLine(result), new RegExp(`^PORT ${takenPort} is already in use`));
+  });
+
+  it('exits 1 naming PORT with the worker and a Redis client running too', async () => {
+    const result = await serveMustExit({
+      ...sqlite(),
+      PORT: String(takenPort),
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      TRACKWAY_WORKER: 'true',
+    });
+    assert.equal(result.code, 1);
+    assert.match(oneLine(result), /^PORT /);
+  });
+
+  it('exits 1 naming HOST when it does not resolve, before opening anything', async () => {
+    const env = sqlite();
+    const result = await serveMustExit({ ...env, HOST: 'no-such-host.invalid' });
+    assert.equal(result.code, 1);
+    assert.match(oneLine(result), /^HOST "no-such-host.invalid" could not be resolved/);
+    assert.equal(result.stdout, '', 'no first-run key: the store was never opened');
+  });
+
+  for (const redisUrl of ['redis://x@[::1:6379', 'notaurl']) {
+    it(`exits 1 naming REDIS_URL for ${redisUrl}`, async () => {
+      const result = await serveMustExit({ ...sqlite(), REDIS_URL: redisUrl });
+      assert.equal(result.code, 1);
+      assert.match(oneLine(result), /^REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL/);
+      assert.equal(result.stdout, '');
+    });
+  }
+
+  it('exits 1 naming DATABASE_URL without echoing its password', async () => {
+    const result = await serveMustExit({ DATABASE_URL: 'mysql://trackway:hunter2pw@db/trackway' });
+    assert.equal(result.code, 1);
+    const line = oneLine(result);
+    assert.match(line, /^DATABASE_URL must be /);
+    assert.ok(!line.includes('hunter2pw'), line);
+  });
+
+  it('prints the stack only at LOG_LEVEL=debug', async () => {
+    const result = await serveMustExit({
+      ...sqlite(),
+      PORT: String(takenPort),
+      LOG_LEVEL: 'debug',
+    });
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /^PORT /);
+    assert.match(result.stderr, /^\s+at /m);
+  });
+
+  it('keeps serving and drains on SIGTERM after its stdout reader went away (serve | head -5)', async () => {
+    // A port known in advance: the address line is printed after stdout is gone.
+    const probe = createServer().listen(0, '127.0.0.1');
+    await once(probe, 'listening');
+    const port = (probe.address() as { port: number }).port;
+    probe.close();
+    await once(probe, 'close');
+    const child = spawn(process.execPath, [BIN, 'serve'], {
+      // debug: every request is logged to stdout, so a write after the reader left is certain.
+      env: { ...process.env, ...sqlite(), PORT: String(port), LOG_LEVEL: 'debug' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = once(child, 'exit') as Promise<[number | null, string | null]>;
+    // Read the first five lines, as `head -5` does, then close the pipe.
+    let seen = '';
+    await new Promise<void>((resolve) => {
+      child.stdout!.on('data', (d) => {
+        seen += d;
+        if (seen.split('\n').length > 5) resolve();
+      });
+    });
+    child.stdout!.destroy();
+    let health = 0;
+    for (let i = 0; i < 100 && health !== 200; i++) {
+      health = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+        (res) => res.status,
+        () => 0,
+      );
+      if (health !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.equal(health, 200, 'still serving after stdout closed');
+    // More requests, each logged to the closed stdout at debug.
+    for (let i = 0; i < 5; i++) {
+      assert.equal((await fetch(`http://127.0.0.1:${port}/healthz`)).status, 200);
+    }
+    assert.equal(child.exitCode, null, 'not killed by EPIPE');
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    const [code, signal] = await exited;
+    clearTimeout(timer);
+    assert.deepEqual([code, signal], [0, null], 'drained and exited 0 on SIGTERM (not SIGKILLed)');
+  });
+});
