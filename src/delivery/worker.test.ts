@@ -305,11 +305,17 @@ for (const kind of await testStores()) {
       await own.close();
     });
 
-    it('passes the 24 h rotation overlap: both secrets sign', async () => {
+    it('passes the 24 h rotation overlap: both secrets sign, X-Service-Signature stays old', async () => {
       const webhook = await register(acme, { events: ['pixel.created'] });
       const rotated = (
         await h.request(acme, { method: 'POST', url: `/v1/webhooks/${webhook.id}/rotate-secret` })
       ).json();
+      assert.equal(
+        rotated.previous_secret_expires_at,
+        new Date(h.clock.now().getTime() + 24 * 3600_000).toISOString(),
+      );
+      const shown = await h.request(acme, { method: 'GET', url: `/v1/webhooks/${webhook.id}` });
+      assert.equal(shown.json().previous_secret_expires_at, rotated.previous_secret_expires_at);
       await h.pixel(acme, { name: 'Rotated', domain: 'rotated.example.com' });
       await receiver.waitFor((r) => r.some((x) => x.json.webhook_id === webhook.id));
       const got = receiver.received.find((x) => x.json.webhook_id === webhook.id)!;
@@ -320,6 +326,28 @@ for (const kind of await testStores()) {
           standardWebhookSignature(rotated.secret, got.json.id, ts, got.body),
           standardWebhookSignature(webhook.secret, got.json.id, ts, got.body),
         ].join(' '),
+      );
+      // A receiver that has not deployed the new secret yet keeps verifying.
+      assert.equal(got.headers['x-service-signature'], signPayload(webhook.secret, got.body));
+    });
+
+    it('signs with the new secret alone once the overlap has ended', async () => {
+      const webhook = await register(acme, { events: ['pixel.created'] });
+      // Rotated 25 h ago (by the API's clock): the overlap ended an hour ago.
+      h.clock.set(new Date(Date.now() - 25 * 3600_000));
+      const rotated = (
+        await h.request(acme, { method: 'POST', url: `/v1/webhooks/${webhook.id}/rotate-secret` })
+      ).json();
+      h.clock.set(new Date());
+      const shown = await h.request(acme, { method: 'GET', url: `/v1/webhooks/${webhook.id}` });
+      assert.equal(shown.json().previous_secret_expires_at, null);
+      await h.pixel(acme, { name: 'Rotated later', domain: 'rotated-later.example.com' });
+      await receiver.waitFor((r) => r.some((x) => x.json.webhook_id === webhook.id));
+      const got = receiver.received.find((x) => x.json.webhook_id === webhook.id)!;
+      const ts = Number(got.headers['webhook-timestamp']);
+      assert.equal(
+        got.headers['webhook-signature'],
+        standardWebhookSignature(rotated.secret, got.json.id, ts, got.body),
       );
       assert.equal(got.headers['x-service-signature'], signPayload(rotated.secret, got.body));
     });

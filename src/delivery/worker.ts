@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import type { ClaimedDelivery } from '../domain/model.ts';
 import type { Clock, WebhookStore } from '../domain/ports.ts';
 import { decideNext, parseRetryAfter } from '../domain/webhooks/retry-policy.ts';
-import { signPayload, standardWebhookHeaders } from '../domain/webhooks/signing.ts';
+import { signingSecrets, signPayload, standardWebhookHeaders } from '../domain/webhooks/signing.ts';
 import type { Metrics } from '../http/metrics.ts';
 import type { Sender } from './sender.ts';
 
@@ -178,20 +178,13 @@ export class DeliveryWorker {
   private async deliver(delivery: ClaimedDelivery, release: () => void): Promise<void> {
     const { endpoint } = delivery;
     const now = this.options.clock.now();
-    const secrets = [endpoint.secret];
-    if (
-      endpoint.previousSecret &&
-      endpoint.previousSecretExpiresAt &&
-      endpoint.previousSecretExpiresAt > now
-    ) {
-      secrets.push(endpoint.previousSecret);
-    }
+    const secrets = signingSecrets(endpoint, now);
     const headers = {
       'content-type': 'application/json',
       'user-agent': 'Trackway-Webhooks/1.0',
-      'x-service-signature': signPayload(endpoint.secret, delivery.body),
+      'x-service-signature': signPayload(secrets.serviceSignature, delivery.body),
       ...standardWebhookHeaders(
-        secrets,
+        secrets.standardWebhooks,
         delivery.messageId,
         Math.floor(now.getTime() / 1000),
         delivery.body,

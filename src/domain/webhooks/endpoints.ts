@@ -16,7 +16,7 @@ import {
 } from '../model.ts';
 import type { PageQuery } from '../pixels/schemas.ts';
 import type { CreateWebhookInput, TestWebhookInput, UpdateWebhookInput } from './schemas.ts';
-import { newWebhookSecret } from './signing.ts';
+import { newWebhookSecret, signingSecrets } from './signing.ts';
 
 export interface WebhookContext extends Context {
   destinations: DestinationPolicy;
@@ -25,7 +25,8 @@ export interface WebhookContext extends Context {
 /** How long the old secret keeps signing beside the new one after a rotation. */
 export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
 
-export function webhookObject(endpoint: WebhookEndpoint) {
+export function webhookObject(endpoint: WebhookEndpoint, now: Date) {
+  const previous = signingSecrets(endpoint, now).standardWebhooks.length > 1;
   return {
     id: endpoint.id,
     url: endpoint.url,
@@ -33,6 +34,9 @@ export function webhookObject(endpoint: WebhookEndpoint) {
     description: endpoint.description,
     enabled: endpoint.enabled,
     created_at: endpoint.createdAt.toISOString(),
+    previous_secret_expires_at: previous
+      ? (endpoint.previousSecretExpiresAt?.toISOString() ?? null)
+      : null,
   };
 }
 
@@ -63,12 +67,13 @@ export async function createWebhook({
     updatedAt: now,
   };
   await ctx.store.webhooks.createEndpoint(endpoint);
-  return { ...webhookObject(endpoint), secret: endpoint.secret };
+  return { ...webhookObject(endpoint, now), secret: endpoint.secret };
 }
 
 export async function listWebhooks({ ctx }: { ctx: Context }) {
   const endpoints = await ctx.store.webhooks.listEndpoints(ctx.account.id);
-  return { webhooks: endpoints.map(webhookObject) };
+  const now = ctx.clock.now();
+  return { webhooks: endpoints.map((endpoint) => webhookObject(endpoint, now)) };
 }
 
 async function existing(ctx: Context, id: string): Promise<WebhookEndpoint> {
@@ -78,7 +83,7 @@ async function existing(ctx: Context, id: string): Promise<WebhookEndpoint> {
 }
 
 export async function getWebhook({ ctx, id }: { ctx: Context; id: string }) {
-  return webhookObject(await existing(ctx, id));
+  return webhookObject(await existing(ctx, id), ctx.clock.now());
 }
 
 export async function updateWebhook({
@@ -112,7 +117,7 @@ export async function updateWebhook({
     return { next, emit: [] };
   });
   if (!result) throw notFound(id);
-  return webhookObject(result.after);
+  return webhookObject(result.after, now);
 }
 
 export async function deleteWebhook({ ctx, id }: { ctx: Context; id: string }) {
@@ -134,7 +139,7 @@ export async function rotateWebhookSecret({ ctx, id }: { ctx: Context; id: strin
     emit: [],
   }));
   if (!result) throw notFound(id);
-  return { ...webhookObject(result.after), secret: result.after.secret };
+  return { ...webhookObject(result.after, now), secret: result.after.secret };
 }
 
 function deliveryObject(attempt: DeliveryAttempt) {

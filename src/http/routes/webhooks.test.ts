@@ -41,6 +41,7 @@ for (const kind of await testStores()) {
         'subscription.updated',
       ]);
       assert.equal(webhook.enabled, true);
+      assert.equal(webhook.previous_secret_expires_at, null);
       assert.equal(webhook.description, 'Orders');
       const got = await h.request(acme, { method: 'GET', url: `/v1/webhooks/${webhook.id}` });
       assert.equal(got.json().secret, undefined);
@@ -152,6 +153,10 @@ for (const kind of await testStores()) {
       assert.equal(rotated.statusCode, 200);
       assert.notEqual(rotated.json().secret, secret);
       assert.match(rotated.json().secret, /^whsec_/);
+      const overlapEnds = new Date(h.clock.now().getTime() + 24 * 3600_000).toISOString();
+      assert.equal(rotated.json().previous_secret_expires_at, overlapEnds);
+      const shown = await h.request(acme, { method: 'GET', url: `/v1/webhooks/${id}` });
+      assert.equal(shown.json().previous_secret_expires_at, overlapEnds);
       const deleted = await h.request(acme, { method: 'DELETE', url: `/v1/webhooks/${id}` });
       assert.deepEqual(deleted.json(), { id, deleted: true });
       const gone = await h.request(acme, { method: 'GET', url: `/v1/webhooks/${id}` });
