@@ -15,6 +15,7 @@ import {
 import { testLogger } from '../../test/log-capture.ts';
 import { type Receiver, startReceiver } from '../../test/receiver.ts';
 import { setPlan } from '../domain/accounts/accounts.ts';
+import type { AttemptResult } from '../domain/model.ts';
 import { type Store, systemClock } from '../domain/ports.ts';
 import {
   signPayload,
@@ -350,6 +351,109 @@ for (const kind of await testStores()) {
         standardWebhookSignature(rotated.secret, got.json.id, ts, got.body),
       );
       assert.equal(got.headers['x-service-signature'], signPayload(rotated.secret, got.body));
+    });
+  });
+}
+
+for (const kind of await testStores()) {
+  describe(`a receiver's answer the store cannot keep as it is [${kind.name}]`, () => {
+    let h: Harness;
+    let receiver: Receiver;
+    let owner: TestAccount;
+    /** Set by a test to make the store refuse a record (a fault a driver could raise). */
+    let refuse: ((result: AttemptResult) => boolean) | undefined;
+    const sender = createSender(local, { connectMs: 1_000, totalMs: 2_000 });
+    let worker: DeliveryWorker;
+
+    before(async () => {
+      h = await startHarness(kind, { onOutboxWrite: () => worker.wake() });
+      const webhooks = Object.create(h.store.webhooks) as Store['webhooks'];
+      webhooks.recordAttempt = (delivery, by, result, at) =>
+        refuse?.(result)
+          ? Promise.reject(new Error('refused by the test'))
+          : h.store.webhooks.recordAttempt(delivery, by, result, at);
+      // A short lease: a record that failed would bring the message back within the test.
+      worker = new DeliveryWorker({
+        store: webhooks,
+        clock: systemClock,
+        sender,
+        logger,
+        schedule: [0],
+        pollMs: 20,
+        leaseMs: 200,
+      });
+      worker.start();
+      receiver = await startReceiver();
+      owner = await h.account('enterprise');
+    });
+    after(async () => {
+      await worker.stop();
+      await sender.close();
+      await receiver.close();
+      await h.close();
+    });
+
+    /** The attempt log once nothing is in flight (bounded, so a redelivery loop fails the test). */
+    const settled = async (id: string) => {
+      for (let tries = 0; tries < 2_000; tries++) {
+        const log = (
+          await h.request(owner, { method: 'GET', url: `/v1/webhooks/${id}/deliveries` })
+        ).json().deliveries as Array<Record<string, unknown>>;
+        if (log.length > 0 && log.every((d) => d['status'] !== 'pending')) return log;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      assert.fail('the delivery never settled');
+    };
+
+    it('records a 200 answered with a NUL byte and invalid UTF-8 once, as a success (issue 15)', async () => {
+      receiver.respond = () => ({
+        status: 200,
+        body: Buffer.concat([Buffer.from('ok\u0000'), Buffer.from([0xff, 0xfe])]),
+      });
+      const hook = (
+        await h.request(owner, {
+          method: 'POST',
+          url: '/v1/webhooks',
+          payload: { url: receiver.url, events: ['pixel.created'] },
+        })
+      ).json();
+      await h.pixel(owner, { name: 'Nul', domain: 'nul.example.com' });
+      await receiver.waitFor((r) => r.some((x) => x.json.webhook_id === hook.id));
+      const log = await settled(hook.id);
+      assert.deepEqual(
+        log.map((d) => [d['attempt'], d['status'], d['response_body']]),
+        [[1, 'succeeded', 'ok\uFFFD\uFFFD\uFFFD']],
+      );
+      assert.equal(receiver.received.filter((x) => x.json.webhook_id === hook.id).length, 1);
+    });
+
+    it('records the outcome without the response when the record itself is refused', async () => {
+      receiver.respond = () => ({ status: 200, body: 'fine' });
+      refuse = (result) => result.responseBody !== null;
+      try {
+        const hook = (
+          await h.request(owner, {
+            method: 'POST',
+            url: '/v1/webhooks',
+            payload: { url: receiver.url, events: ['pixel.created'] },
+          })
+        ).json();
+        await h.pixel(owner, { name: 'Refused', domain: 'refused.example.com' });
+        await receiver.waitFor((r) => r.some((x) => x.json.webhook_id === hook.id));
+        const log = await settled(hook.id);
+        assert.deepEqual(
+          log.map((d) => [
+            d['attempt'],
+            d['status'],
+            d['response_status_code'],
+            d['response_body'],
+          ]),
+          [[1, 'succeeded', 200, null]],
+        );
+        assert.equal(receiver.received.filter((x) => x.json.webhook_id === hook.id).length, 1);
+      } finally {
+        refuse = undefined;
+      }
     });
   });
 }

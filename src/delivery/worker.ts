@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { ClaimedDelivery } from '../domain/model.ts';
+import type { AttemptResult, ClaimedDelivery } from '../domain/model.ts';
 import type { Clock, WebhookStore } from '../domain/ports.ts';
 import { decideNext, parseRetryAfter } from '../domain/webhooks/retry-policy.ts';
 import { signingSecrets, signPayload, standardWebhookHeaders } from '../domain/webhooks/signing.ts';
@@ -43,6 +43,9 @@ export interface DeliveryWorkerOptions {
  * endpoints that hang only take all of it when eight of them do.
  */
 export const PER_ENDPOINT_IN_FLIGHT = 16;
+
+/** The error of an attempt whose own details could not be stored. */
+const UNRECORDED_ERROR = 'The attempt failed; its details could not be stored';
 const IN_FLIGHT = 8 * PER_ENDPOINT_IN_FLIGHT;
 
 export class DeliveryWorker {
@@ -204,18 +207,32 @@ export class DeliveryWorker {
     });
     const succeeded = next.outcome.kind === 'succeeded';
     this.options.metrics?.webhookAttempts.inc({ outcome: next.outcome.kind });
-    await this.options.store.recordAttempt(
-      delivery,
-      this.owner,
-      {
-        status: succeeded ? 'succeeded' : 'failed',
-        responseStatusCode: sent.statusCode,
-        durationMs: sent.durationMs,
-        error: sent.error,
-        responseBody: sent.responseBody,
-        ...next,
-      },
-      at,
-    );
+    const result: AttemptResult = {
+      status: succeeded ? 'succeeded' : 'failed',
+      responseStatusCode: sent.statusCode,
+      durationMs: sent.durationMs,
+      error: sent.error,
+      responseBody: sent.responseBody,
+      ...next,
+    };
+    try {
+      await this.options.store.recordAttempt(delivery, this.owner, result, at);
+    } catch (error) {
+      // What the receiver sent is the only part of the record it controls. Were the record
+      // refused for it, the lease would run out, the message would be sent again and refused
+      // again, forever (issue 15: a 200 answered with a NUL byte, redelivered every 20 s). So
+      // the outcome is recorded once more without the receiver's text: the schedule moves on.
+      // A store that is away refuses this too, and the lease brings the message back later.
+      this.options.logger.warn(
+        { err: error, message_id: delivery.messageId },
+        'webhook attempt record refused; recording it without the response',
+      );
+      await this.options.store.recordAttempt(
+        delivery,
+        this.owner,
+        { ...result, responseBody: null, error: result.error === null ? null : UNRECORDED_ERROR },
+        at,
+      );
+    }
   }
 }

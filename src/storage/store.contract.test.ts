@@ -871,6 +871,46 @@ for (const kind of await testStores()) {
         );
       });
 
+      it('records a response holding NUL or a lone surrogate, as U+FFFD, and ends the delivery', async () => {
+        const { acct, px } = await setup();
+        const hook = await subscribe(acct.id);
+        const e = event(px);
+        await store.events.insertEvent(e, [tracked(e)]);
+        const [d] = (await claim(store, 'w', at(60_000))).filter((x) => x.endpoint.id === hook.id);
+        await store.webhooks.recordAttempt(
+          d!,
+          'w',
+          { ...succeeded(), responseBody: 'ok\u0000', error: null },
+          at(60_001),
+        );
+        const [f] = (await claim(store, 'w', at(60_000))).filter((x) => x.endpoint.id === hook.id);
+        assert.equal(f, undefined, 'succeeded: nothing left to claim');
+        const e2 = event(px);
+        await store.events.insertEvent(e2, [tracked(e2)]);
+        const [d2] = (await claim(store, 'w', at(70_000))).filter((x) => x.endpoint.id === hook.id);
+        await store.webhooks.recordAttempt(
+          d2!,
+          'w',
+          {
+            ...succeeded(),
+            status: 'failed',
+            responseStatusCode: 500,
+            responseBody: 'x\ud800y',
+            error: 'HTTP 500\u0000',
+            outcome: { kind: 'failed' },
+          },
+          at(70_001),
+        );
+        const log = await store.webhooks.listAttempts(acct.id, hook.id, { limit: 10, offset: 0 });
+        assert.deepEqual(
+          log.attempts.map((a) => [a.status, a.responseBody, a.error]),
+          [
+            ['failed', 'x\uFFFDy', 'HTTP 500\uFFFD'],
+            ['succeeded', 'ok\uFFFD', null],
+          ],
+        );
+      });
+
       it('marks an attempt cut short by a dead worker as failed when the delivery is claimed again', async () => {
         const { acct, px } = await setup();
         const hook = await subscribe(acct.id);

@@ -10,6 +10,7 @@ import type {
 } from '../../domain/model.ts';
 import type { Change, Page, RetryOutcome, WebhookStore } from '../../domain/ports.ts';
 import { webhookBody } from '../../domain/webhooks/payload.ts';
+import { storableText } from '../../domain/webhooks/response-excerpt.ts';
 import { GroupCommit } from '../group-commit.ts';
 import { inTransaction } from './database.ts';
 
@@ -465,8 +466,9 @@ export class PostgresWebhookStore implements WebhookStore {
         result.status,
         result.responseStatusCode,
         result.durationMs,
-        result.error,
-        result.responseBody,
+        // Receivers' text: kept storable whoever produced it (PostgreSQL refuses NUL).
+        result.error === null ? null : storableText(result.error),
+        result.responseBody === null ? null : storableText(result.responseBody),
         delivery.messageId,
         delivery.endpoint.id,
         delivery.attempt,
