@@ -17,6 +17,5 @@ describe('response excerpts', () => {
     const body = Buffer.concat([Buffer.alloc(RESPONSE_EXCERPT_BYTES - 1, 'a'), Buffer.from('é!')]);
     const excerpt = responseExcerpt(body);
     assert.equal(excerpt, `${'a'.repeat(RESPONSE_EXCERPT_BYTES - 1)}\uFFFD`);
-    assert.doesNotMatch(excerpt, /\u0000/);
   });
 });
