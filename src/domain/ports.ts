@@ -103,7 +103,14 @@ export interface EventStore {
 }
 
 export interface WebhookStore {
-  createEndpoint(endpoint: WebhookEndpoint): Promise<void>;
+  /**
+   * Registers the endpoint unless the account already has `limit` (not deleted), checked
+   * atomically: concurrent registrations cannot together pass the limit.
+   */
+  createEndpoint(
+    endpoint: WebhookEndpoint,
+    limit: number | null,
+  ): Promise<'created' | 'limit_exceeded'>;
   listEndpoints(accountId: string): Promise<WebhookEndpoint[]>;
   getEndpoint(accountId: string, endpointId: string): Promise<WebhookEndpoint | null>;
   updateEndpoint(

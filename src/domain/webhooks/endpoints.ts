@@ -22,6 +22,13 @@ export interface WebhookContext extends Context {
   destinations: DestinationPolicy;
 }
 
+/**
+ * Endpoints an account may register (Stripe's number, contract §6): each one multiplies every
+ * event into a signed POST, so an unbounded list would turn one batch into thousands of
+ * requests aimed at any public host.
+ */
+export const ENDPOINTS_PER_ACCOUNT = 16;
+
 /** How long the old secret keeps signing beside the new one after a rotation. */
 export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
 
@@ -66,7 +73,13 @@ export async function createWebhook({
     createdAt: now,
     updatedAt: now,
   };
-  await ctx.store.webhooks.createEndpoint(endpoint);
+  const outcome = await ctx.store.webhooks.createEndpoint(endpoint, ENDPOINTS_PER_ACCOUNT);
+  if (outcome === 'limit_exceeded') {
+    throw new TrackwayError(
+      'forbidden',
+      `Subscription limit exceeded: an account may have ${ENDPOINTS_PER_ACCOUNT} webhook endpoints`,
+    );
+  }
   return { ...webhookObject(endpoint, now), secret: endpoint.secret };
 }
 

@@ -130,6 +130,28 @@ for (const kind of await testStores()) {
       assert.equal(patch.statusCode, 400);
     });
 
+    it('caps endpoints at 16 an account: the 17th is 403 Subscription limit exceeded', async () => {
+      const owner = await h.account('enterprise');
+      const made = await Promise.all(
+        Array.from({ length: 16 }, (_, i) => create(owner, { url: `http://127.0.0.1:9/cap${i}` })),
+      );
+      assert.deepEqual(
+        made.map((r) => r.statusCode),
+        Array(16).fill(201),
+      );
+      const over = await create(owner, { url: 'http://127.0.0.1:9/cap16' });
+      assert.equal(over.statusCode, 403);
+      assert.deepEqual(over.json(), {
+        error: 'Forbidden',
+        message: 'Subscription limit exceeded: an account may have 16 webhook endpoints',
+      });
+      // Another account is not affected; a deleted endpoint frees its place.
+      assert.equal((await create(other, { url: 'http://127.0.0.1:9/cap-other' })).statusCode, 201);
+      const first = made[0]!.json().id;
+      await h.request(owner, { method: 'DELETE', url: `/v1/webhooks/${first}` });
+      assert.equal((await create(owner, { url: 'http://127.0.0.1:9/cap17' })).statusCode, 201);
+    });
+
     it('updates, rotates and deletes', async () => {
       const { id, secret } = (
         await create(acme, { url: 'http://127.0.0.1:9/a', events: ['pixel.created'] })

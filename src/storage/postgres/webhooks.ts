@@ -173,8 +173,25 @@ interface DueRow {
 export class PostgresWebhookStore implements WebhookStore {
   constructor(private readonly pool: pg.Pool) {}
 
-  async createEndpoint(e: WebhookEndpoint): Promise<void> {
-    await this.pool.query(
+  async createEndpoint(e: WebhookEndpoint, limit: number | null) {
+    return inTransaction(this.pool, async (db): Promise<'created' | 'limit_exceeded'> => {
+      // As for the pixel quota: the account row's lock serialises registrations per account,
+      // so the count cannot be stale when the insert commits, on any number of instances.
+      await db.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [e.accountId]);
+      if (limit !== null) {
+        const { rows } = await db.query<{ n: number }>(
+          'SELECT count(*)::int AS n FROM webhook_endpoints WHERE account_id = $1 AND deleted_at IS NULL',
+          [e.accountId],
+        );
+        if ((rows[0]?.n ?? 0) >= limit) return 'limit_exceeded';
+      }
+      await this.insertEndpoint(db, e);
+      return 'created';
+    });
+  }
+
+  private async insertEndpoint(db: Queryable, e: WebhookEndpoint): Promise<void> {
+    await db.query(
       `INSERT INTO webhook_endpoints (id, account_id, url, events, description, enabled, secret,
          previous_secret, previous_secret_expires_at, failing_since, disabled_reason, created_at, updated_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,

@@ -194,7 +194,26 @@ export class SqliteWebhookStore implements WebhookStore {
     );
   }
 
-  async createEndpoint(endpoint: WebhookEndpoint): Promise<void> {
+  async createEndpoint(endpoint: WebhookEndpoint, limit: number | null) {
+    // IMMEDIATE: the count and the insert happen under the write lock, so concurrent
+    // registrations cannot together pass the limit.
+    return this.db
+      .transaction((): 'created' | 'limit_exceeded' => {
+        if (limit !== null) {
+          const n = this.statement(
+            'SELECT count(*) FROM webhook_endpoints WHERE account_id = ? AND deleted_at IS NULL',
+          )
+            .pluck()
+            .get(endpoint.accountId) as number;
+          if (n >= limit) return 'limit_exceeded';
+        }
+        this.insertEndpoint(endpoint);
+        return 'created';
+      })
+      .immediate();
+  }
+
+  private insertEndpoint(endpoint: WebhookEndpoint): void {
     this.statement(
       `INSERT INTO webhook_endpoints (id, account_id, url, events, description, enabled, secret,
            previous_secret, previous_secret_expires_at, failing_since, disabled_reason, created_at, updated_at)
