@@ -157,6 +157,9 @@ for (const kind of await testStores()) {
       );
       const log = await deliveries(owner, webhook.id);
       assert.equal(log.length, 2);
+      // Random attempt ids: a counter shared by all accounts would leak their traffic.
+      for (const d of log) assert.match(d['id'] as string, /^att_[0-9A-Za-z]{16}$/);
+      assert.notEqual(log[0]!['id'], log[1]!['id']);
       assert.ok(
         log.every(
           (d) =>

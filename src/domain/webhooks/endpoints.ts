@@ -157,7 +157,7 @@ export async function rotateWebhookSecret({ ctx, id }: { ctx: Context; id: strin
 
 function deliveryObject(attempt: DeliveryAttempt) {
   return {
-    id: `att_${attempt.id}`,
+    id: attempt.id,
     message_id: attempt.messageId,
     event: attempt.eventType,
     attempt: attempt.attempt,

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { newMessageId } from '../../domain/ids.ts';
+import { newId, newMessageId } from '../../domain/ids.ts';
 import type {
   AttemptResult,
   ClaimedDelivery,
@@ -34,7 +34,7 @@ interface EndpointRow {
 }
 
 interface AttemptRow {
-  id: string;
+  public_id: string;
   message_id: string;
   endpoint_id: string;
   event_type: string;
@@ -64,8 +64,7 @@ const toEndpoint = (r: EndpointRow): WebhookEndpoint => ({
 });
 
 const toAttempt = (r: AttemptRow): DeliveryAttempt => ({
-  // bigint identity: pg returns it as a string; attempt ids stay far below 2^53.
-  id: Number(r.id),
+  id: r.public_id,
   messageId: r.message_id,
   endpointId: r.endpoint_id,
   eventType: r.event_type as WebhookEventType,
@@ -411,15 +410,16 @@ export class PostgresWebhookStore implements WebhookStore {
         [messageIds, endpointIds],
       );
       await db.query(
-        `INSERT INTO webhook_attempts (message_id, endpoint_id, account_id, attempt, status, attempted_at)
-         SELECT u.m, u.e, u.a, u.n, 'pending', $5
-           FROM unnest($1::text[], $2::text[], $3::text[], $4::int[]) AS u(m, e, a, n)`,
+        `INSERT INTO webhook_attempts (public_id, message_id, endpoint_id, account_id, attempt, status, attempted_at)
+         SELECT u.id, u.m, u.e, u.a, u.n, 'pending', $5
+           FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $6::text[]) AS u(m, e, a, n, id)`,
         [
           messageIds,
           endpointIds,
           rows.map((r) => r.account_id),
           rows.map((r) => r.attempts + 1),
           now,
+          rows.map(() => newId('att')),
         ],
       );
       const endpoints = await db.query<EndpointRow>(

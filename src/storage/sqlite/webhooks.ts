@@ -1,5 +1,5 @@
 import type { Statement } from 'better-sqlite3';
-import { newMessageId } from '../../domain/ids.ts';
+import { newId, newMessageId } from '../../domain/ids.ts';
 import type {
   AttemptResult,
   ClaimedDelivery,
@@ -50,7 +50,7 @@ interface DueRow {
 }
 
 interface AttemptRow {
-  id: number;
+  public_id: string;
   message_id: string;
   endpoint_id: string;
   event_type: string;
@@ -99,7 +99,7 @@ const endpointParams = (e: WebhookEndpoint) => ({
 });
 
 const toAttempt = (r: AttemptRow): DeliveryAttempt => ({
-  id: r.id,
+  id: r.public_id,
   messageId: r.message_id,
   endpointId: r.endpoint_id,
   eventType: r.event_type as WebhookEventType,
@@ -376,8 +376,8 @@ export class SqliteWebhookStore implements WebhookStore {
             WHERE message_id = ? AND endpoint_id = ? AND status = 'pending'`,
         );
         const attempt = this.statement(
-          `INSERT INTO webhook_attempts (message_id, endpoint_id, account_id, attempt, status, attempted_at)
-           SELECT ?, ?, account_id, ?, 'pending', ? FROM webhook_endpoints WHERE id = ?`,
+          `INSERT INTO webhook_attempts (public_id, message_id, endpoint_id, account_id, attempt, status, attempted_at)
+           SELECT ?, ?, ?, account_id, ?, 'pending', ? FROM webhook_endpoints WHERE id = ?`,
         );
         const endpoints = new Map<string, WebhookEndpoint>();
         return due.map((row) => {
@@ -399,7 +399,14 @@ export class SqliteWebhookStore implements WebhookStore {
             row.endpoint_id,
           );
           interrupted.run(row.message_id, row.endpoint_id);
-          attempt.run(row.message_id, row.endpoint_id, row.attempts + 1, now, row.endpoint_id);
+          attempt.run(
+            newId('att'),
+            row.message_id,
+            row.endpoint_id,
+            row.attempts + 1,
+            now,
+            row.endpoint_id,
+          );
           let endpoint = endpoints.get(row.endpoint_id);
           if (!endpoint) {
             const e = this.statement('SELECT * FROM webhook_endpoints WHERE id = ?').get(
