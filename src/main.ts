@@ -6,6 +6,7 @@ import { type Config, loadConfig } from './config.ts';
 import { createSender } from './delivery/sender.ts';
 import { DeliveryWorker } from './delivery/worker.ts';
 import { createAccount } from './domain/accounts/accounts.ts';
+import { CommitSignal } from './domain/commits.ts';
 import { type RateLimiter, type Store, systemClock } from './domain/ports.ts';
 import { buildApp } from './http/app.ts';
 import type { Metrics } from './http/metrics.ts';
@@ -66,8 +67,9 @@ export function startWorker(
   config: Config,
   store: Store,
   logger: Logger,
-  metrics?: Metrics,
+  options: { metrics?: Metrics; commits?: CommitSignal } = {},
 ): RunningWorker {
+  const { metrics, commits } = options;
   const sender = createSender({
     allowPrivate: config.webhookAllowPrivate,
     allowHttp: config.webhookAllowHttp,
@@ -81,6 +83,8 @@ export function startWorker(
     ...(metrics && { metrics }),
   });
   worker.start();
+  // Woken at once by every commit of this process that wrote webhook messages.
+  commits?.onOutboxWritten(worker.wake);
   return {
     wake: worker.wake,
     async stop() {
@@ -117,12 +121,18 @@ export async function startServer(
 ): Promise<RunningServer> {
   const logger = options.logger ?? createLogger(config.logLevel);
   const out = options.out ?? ((line: string) => process.stdout.write(`${line}\n`));
-  const store = await openStore(config.databaseUrl, { poolSize: config.databasePoolSize });
+  const commits = new CommitSignal();
+  const store = await openStore(config.databaseUrl, {
+    poolSize: config.databasePoolSize,
+    commits,
+  });
   await store.migrate();
   // The key is printed before listening: if the port is taken, it is not lost with the process.
   const firstKey = await firstRun(config, store, out);
   const metrics = createMetrics();
-  const worker = config.worker ? startWorker(config, store, logger, metrics) : undefined;
+  const worker = config.worker
+    ? startWorker(config, store, logger, { metrics, commits })
+    : undefined;
   const rateLimiter = await createRateLimiter(config, logger);
   const app = await buildApp({
     metrics,
@@ -131,7 +141,7 @@ export async function startServer(
     config,
     logger,
     rateLimiter,
-    ...(worker && { onOutboxWrite: worker.wake }),
+    commits,
   });
   const address = await app.listen({ port: config.port, host: config.host });
   logger.info({ address, database: config.databaseUrl.split(':')[0] }, 'trackway listening');

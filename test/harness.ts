@@ -2,6 +2,7 @@
  * In-process test harness: a real store, the real app, `app.inject()` for requests. The store
  * matrix (`testStores()`) is how every HTTP-level suite runs against each storage adapter.
  */
+
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,10 +11,12 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
 import { createAccount } from '../src/domain/accounts/accounts.ts';
 import type { PlanName } from '../src/domain/accounts/plans.ts';
+import { CommitSignal } from '../src/domain/commits.ts';
 import type { Account, TrackedEvent } from '../src/domain/model.ts';
 import type { Clock, RateLimiter, Store } from '../src/domain/ports.ts';
 import { type App, buildApp } from '../src/http/app.ts';
 import { MemoryRateLimiter } from '../src/rate-limit/memory.ts';
+import { announceCommits } from '../src/storage/announce.ts';
 import { PostgresStore } from '../src/storage/postgres/store.ts';
 import { SqliteStore } from '../src/storage/sqlite/store.ts';
 import { testLogger } from './log-capture.ts';
@@ -160,6 +163,7 @@ export interface Harness {
 export interface HarnessOptions {
   /** Webhook destination policy; tests default to allowing loopback http receivers. */
   destinations?: { allowPrivate: boolean; allowHttp: boolean };
+  /** Called whenever the store announces committed webhook messages (the worker's wake). */
   onOutboxWrite?: () => void;
   /** Defaults to the in-process limiter, as in production without Redis; `null` for none. */
   rateLimiter?: RateLimiter | null;
@@ -172,11 +176,15 @@ export async function startHarness(
   options: HarnessOptions = {},
 ): Promise<Harness> {
   const destinations = options.destinations ?? { allowPrivate: true, allowHttp: true };
-  const store = await kind.open();
+  const commits = new CommitSignal();
+  if (options.onOutboxWrite) commits.onOutboxWritten(options.onOutboxWrite);
+  // As main.ts opens it: commits announce themselves to the worker and the metrics.
+  const store = announceCommits(await kind.open(), commits);
   const clock = new TestClock();
   const app = await buildApp({
     store,
     clock,
+    commits,
     config: {
       trustProxy: options.trustProxy ?? false,
       webhookAllowPrivate: destinations.allowPrivate,
@@ -184,7 +192,6 @@ export async function startHarness(
     },
     logger: testLogger(),
     rateLimiter: options.rateLimiter === undefined ? new MemoryRateLimiter() : options.rateLimiter,
-    ...(options.onOutboxWrite && { onOutboxWrite: options.onOutboxWrite }),
   });
   await app.ready();
   const request = (owner: TestAccount | null, options: InjectOptions) =>

@@ -165,6 +165,23 @@ export interface WebhookStore {
   nextDueAt(): Promise<Date | null>;
 }
 
+/** How many events one commit stored, and how many it found already stored. */
+export interface StoredCounts {
+  stored: number;
+  deduplicated: number;
+}
+
+/**
+ * What a store announces once a write has committed: the one place the delivery worker and
+ * the metrics learn of writes, so no caller (a route, the CLI) has to remember to tell them.
+ */
+export interface CommitNotifier {
+  /** Webhook messages were committed, or a delivery put back in the queue: work is due now. */
+  outboxWritten(): void;
+  /** Events were committed (`insertEvent`, `insertEvents`). */
+  eventsStored(counts: StoredCounts): void;
+}
+
 export interface Store {
   accounts: AccountStore;
   pixels: PixelStore;

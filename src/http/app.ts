@@ -17,6 +17,7 @@ import Fastify, {
 import sjson from 'secure-json-parse';
 import type { Config } from '../config.ts';
 import { ApiKeyCache } from '../domain/accounts/key-cache.ts';
+import type { CommitSignal } from '../domain/commits.ts';
 import { TrackwayError } from '../domain/errors.ts';
 import type { Account } from '../domain/model.ts';
 import { withPixelCache } from '../domain/pixels/pixel-cache.ts';
@@ -53,8 +54,11 @@ export interface AppDeps {
   logger: FastifyBaseLogger;
   /** Counts requests per account and failed authentications per IP; `null` turns limits off. */
   rateLimiter: RateLimiter | null;
-  /** Wakes the delivery worker after a commit that wrote webhook messages. */
-  onOutboxWrite?: () => void;
+  /**
+   * The notifier the store was opened with (storage/announce.ts): the metrics count the
+   * events it reports, single and batch alike.
+   */
+  commits?: CommitSignal;
   /** The process's metrics (shared with the delivery worker); a fresh set when left out. */
   metrics?: Metrics;
 }
@@ -175,6 +179,10 @@ function setStandardHeaders(request: FastifyRequest, reply: FastifyReply): void 
 
 export async function buildApp(given: AppDeps): Promise<App> {
   const metrics = given.metrics ?? createMetrics();
+  given.commits?.onEventsStored(({ stored, deduplicated }) => {
+    if (stored > 0) metrics.eventsTracked.inc({ result: 'stored' }, stored);
+    if (deduplicated > 0) metrics.eventsTracked.inc({ result: 'deduplicated' }, deduplicated);
+  });
   const deps: AppDeps = {
     ...given,
     metrics,

@@ -18,7 +18,6 @@ export function registerCreatePixel(app: App, deps: AppDeps): void {
     },
     async (request, reply) => {
       const pixel = await createPixel({ ctx: contextOf(deps, request), input: request.body });
-      deps.onOutboxWrite?.();
       return reply.code(201).send(pixel);
     },
   );

@@ -23,7 +23,6 @@ export function registerUpdatePixel(app: App, deps: AppDeps): void {
         pixelId: request.params.pixel_id,
         input: request.body,
       });
-      deps.onOutboxWrite?.();
       return pixel;
     },
   );

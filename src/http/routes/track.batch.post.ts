@@ -70,7 +70,6 @@ export function registerTrackBatch(app: App, deps: AppDeps): void {
         const { status, body } = errorBody(outcome.error);
         response.results.push({ index, status, ...body });
       }
-      if (response.accepted > 0) deps.onOutboxWrite?.();
       return response;
     },
   );

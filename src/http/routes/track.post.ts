@@ -24,11 +24,6 @@ export function registerTrack(app: App, deps: AppDeps): void {
       // trackEvent validates the body: its format checks come before unknown fields (§3).
       validatorCompiler: bodyValidatedBy(),
     },
-    async (request) => {
-      const result = await trackEvent({ ctx: contextOf(deps, request), input: request.body });
-      if (!result.deduplicated) deps.onOutboxWrite?.();
-      deps.metrics?.eventsTracked.inc({ result: result.deduplicated ? 'deduplicated' : 'stored' });
-      return result;
-    },
+    async (request) => trackEvent({ ctx: contextOf(deps, request), input: request.body }),
   );
 }

@@ -31,7 +31,6 @@ export function registerRetryDelivery(app: App, deps: AppDeps): void {
         id: request.params.webhook_id,
         messageId: request.params.message_id,
       });
-      deps.onOutboxWrite?.();
       return reply.code(202).send(queued);
     },
   );

@@ -32,7 +32,6 @@ export function registerTestWebhook(app: App, deps: AppDeps): void {
         id: request.params.webhook_id,
         input: request.body,
       });
-      deps.onOutboxWrite?.();
       return reply.code(202).send(sent);
     },
   );

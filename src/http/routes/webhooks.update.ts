@@ -27,7 +27,6 @@ export function registerUpdateWebhook(app: App, deps: AppDeps): void {
         id: request.params.webhook_id,
         input: request.body,
       });
-      deps.onOutboxWrite?.();
       return webhook;
     },
   );
