@@ -5,8 +5,8 @@
  */
 import { Agent, request } from 'undici';
 import { RESPONSE_EXCERPT_BYTES, responseExcerpt } from '../domain/webhooks/response-excerpt.ts';
+import { PER_ENDPOINT_IN_FLIGHT } from './in-flight.ts';
 import { type DestinationPolicy, guardedLookup, refusedAtConnect } from './ssrf.ts';
-import { PER_ENDPOINT_IN_FLIGHT } from './worker.ts';
 
 export interface SendResult {
   statusCode: number | null;

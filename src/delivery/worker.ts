@@ -11,7 +11,7 @@ import type { AttemptResult, ClaimedDelivery } from '../domain/model.ts';
 import type { Clock, WebhookStore } from '../domain/ports.ts';
 import { decideNext, parseRetryAfter } from '../domain/webhooks/retry-policy.ts';
 import { signingSecrets, signPayload, standardWebhookHeaders } from '../domain/webhooks/signing.ts';
-import type { Metrics } from '../http/metrics.ts';
+import { PER_ENDPOINT_IN_FLIGHT } from './in-flight.ts';
 import type { Sender } from './sender.ts';
 
 export interface DeliveryWorkerOptions {
@@ -33,16 +33,11 @@ export interface DeliveryWorkerOptions {
   /** Fallback poll interval. */
   pollMs?: number;
   random?: () => number;
-  metrics?: Pick<Metrics, 'webhookAttempts'>;
+  /** Counts attempts by outcome (the process's Prometheus counter). */
+  metrics?: { webhookAttempts: { inc(labels: { outcome: string }): void } };
 }
 
-/**
- * Requests one worker keeps open to one endpoint. Deep enough that a receiver on the same
- * network is kept busy while claims go to the database and back (on PostgreSQL here, 8 gave
- * about 2,000 deliveries/s and 16 about 2,500), and small against the worker's total, so
- * endpoints that hang only take all of it when eight of them do.
- */
-export const PER_ENDPOINT_IN_FLIGHT = 16;
+export { PER_ENDPOINT_IN_FLIGHT };
 
 /** The error of an attempt whose own details could not be stored. */
 const UNRECORDED_ERROR = 'The attempt failed; its details could not be stored';

@@ -28,19 +28,9 @@ export class TrackwayError extends Error {
   }
 }
 
-/** Missing or empty required field: the spec's exact wording. */
-export function missingField(field: string): TrackwayError {
-  return new TrackwayError('invalid_request', `Missing required field: ${field}`, field);
-}
-
 /** A field with the wrong type or format: `Invalid field: value must be a finite number`. */
 export function invalidField(field: string, reason: string): TrackwayError {
   return new TrackwayError('invalid_request', `Invalid field: ${field} ${reason}`, field);
-}
-
-/** A field the schema does not know (nothing the caller sent is silently dropped). */
-export function unknownField(field: string): TrackwayError {
-  return new TrackwayError('invalid_request', `Unknown field: ${field}`, field);
 }
 
 export function invalidParameter(parameter: string, reason: string): TrackwayError {

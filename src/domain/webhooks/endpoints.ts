@@ -2,8 +2,6 @@
  * Webhook endpoint registration and the operator-facing verbs around deliveries. Every read and
  * write is scoped by the caller's account: another account's endpoint is "not found".
  */
-import type { DestinationPolicy } from '../../delivery/ssrf.ts';
-import { checkDestination } from '../../delivery/ssrf.ts';
 import type { Context } from '../context.ts';
 import { TrackwayError } from '../errors.ts';
 import { pageOf } from '../events/list-events.ts';
@@ -15,11 +13,12 @@ import {
   type WebhookEventType,
 } from '../model.ts';
 import type { PageQuery } from '../pixels/schemas.ts';
+import type { DestinationCheck } from '../ports.ts';
 import type { CreateWebhookInput, TestWebhookInput, UpdateWebhookInput } from './schemas.ts';
 import { newWebhookSecret, signingSecrets } from './signing.ts';
 
 export interface WebhookContext extends Context {
-  destinations: DestinationPolicy;
+  destinations: DestinationCheck;
 }
 
 /**
@@ -56,7 +55,7 @@ export async function createWebhook({
   ctx: WebhookContext;
   input: CreateWebhookInput;
 }) {
-  const url = await checkDestination(input.url, ctx.destinations);
+  const url = await ctx.destinations.check(input.url);
   const now = ctx.clock.now();
   const endpoint: WebhookEndpoint = {
     id: newId('wh'),
@@ -109,9 +108,7 @@ export async function updateWebhook({
   input: UpdateWebhookInput;
 }) {
   const url =
-    input.url === undefined
-      ? undefined
-      : (await checkDestination(input.url, ctx.destinations)).toString();
+    input.url === undefined ? undefined : (await ctx.destinations.check(input.url)).toString();
   const now = ctx.clock.now();
   const result = await ctx.store.webhooks.updateEndpoint(ctx.account.id, id, (current) => {
     const next: WebhookEndpoint = {

@@ -7,7 +7,7 @@ import {
 } from '../../domain/events/schemas.ts';
 import { trackEvents } from '../../domain/events/track-batch.ts';
 import { compileValidator } from '../../domain/validation.ts';
-import type { App, AppDeps } from '../app.ts';
+import type { App, AppDeps } from '../deps.ts';
 import { errorBody, MAX_BATCH_BODY_BYTES } from '../errors.ts';
 import { bodyValidatedBy, contextOf, ErrorSchema, errorResponses } from '../route-kit.ts';
 

@@ -1,6 +1,6 @@
 import { TrackEventResponseSchema, TrackEventSchema } from '../../domain/events/schemas.ts';
 import { trackEvent } from '../../domain/events/track-event.ts';
-import type { App, AppDeps } from '../app.ts';
+import type { App, AppDeps } from '../deps.ts';
 import { bodyValidatedBy, contextOf, ErrorSchema, errorResponses } from '../route-kit.ts';
 
 export function registerTrack(app: App, deps: AppDeps): void {

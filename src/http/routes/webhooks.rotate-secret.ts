@@ -1,6 +1,6 @@
 import { rotateWebhookSecret } from '../../domain/webhooks/endpoints.ts';
 import { WebhookIdParams, WebhookWithSecretSchema } from '../../domain/webhooks/schemas.ts';
-import type { App, AppDeps } from '../app.ts';
+import type { App, AppDeps } from '../deps.ts';
 import { contextOf, errorResponses } from '../route-kit.ts';
 
 export function registerRotateWebhookSecret(app: App, deps: AppDeps): void {

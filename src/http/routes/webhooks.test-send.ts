@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { sendTestWebhook } from '../../domain/webhooks/endpoints.ts';
 import { TestWebhookSchema, WebhookIdParams } from '../../domain/webhooks/schemas.ts';
-import type { App, AppDeps } from '../app.ts';
+import type { App, AppDeps } from '../deps.ts';
 import { contextOf, errorResponses } from '../route-kit.ts';
 
 export function registerTestWebhook(app: App, deps: AppDeps): void {

@@ -4,7 +4,7 @@ import {
   WebhookIdParams,
   WebhookSchema,
 } from '../../domain/webhooks/schemas.ts';
-import type { App, AppDeps } from '../app.ts';
+import type { App, AppDeps } from '../deps.ts';
 import { errorResponses, webhookContextOf } from '../route-kit.ts';
 
 export function registerUpdateWebhook(app: App, deps: AppDeps): void {
