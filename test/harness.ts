@@ -13,7 +13,7 @@ import { createAccount } from '../src/domain/accounts/accounts.ts';
 import type { PlanName } from '../src/domain/accounts/plans.ts';
 import { CommitSignal } from '../src/domain/commits.ts';
 import type { Account, TrackedEvent } from '../src/domain/model.ts';
-import type { Clock, RateLimiter, Store } from '../src/domain/ports.ts';
+import type { Clock, RateLimiter, Store, Timers } from '../src/domain/ports.ts';
 import { type App, buildApp } from '../src/http/app.ts';
 import { MemoryRateLimiter } from '../src/rate-limit/memory.ts';
 import { announceCommits } from '../src/storage/announce.ts';
@@ -132,14 +132,40 @@ export async function testStores(): Promise<StoreKind[]> {
   return (await postgresAvailable()) ? [sqliteKind, postgresKind] : [sqliteKind];
 }
 
-/** A clock tests can move; starts at the real time so "now" checks stay meaningful. */
-export class TestClock implements Clock {
+/**
+ * A clock tests can move; starts at the real time so "now" checks stay meaningful. Its timers
+ * fire when the clock is moved past them (in order, synchronously), except those due at once,
+ * which run on the next turn of the event loop as a real zero-delay timer would.
+ */
+export class TestClock implements Clock, Timers {
   current = new Date();
+  private timers: Array<{ at: number; callback: () => void }> = [];
   now(): Date {
     return new Date(this.current);
   }
   set(at: Date | string): void {
     this.current = new Date(at);
+    this.fireDue();
+  }
+  advance(ms: number): void {
+    this.set(new Date(this.current.getTime() + ms));
+  }
+  setTimer(callback: () => void, ms: number): () => void {
+    if (ms <= 0) {
+      const immediate = setImmediate(callback);
+      return () => clearImmediate(immediate);
+    }
+    const timer = { at: this.current.getTime() + ms, callback };
+    this.timers.push(timer);
+    return () => {
+      this.timers = this.timers.filter((t) => t !== timer);
+    };
+  }
+  private fireDue(): void {
+    const now = this.current.getTime();
+    const due = this.timers.filter((t) => t.at <= now).sort((a, b) => a.at - b.at);
+    this.timers = this.timers.filter((t) => t.at > now);
+    for (const timer of due) timer.callback();
   }
 }
 

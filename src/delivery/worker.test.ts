@@ -9,6 +9,7 @@ import {
   postgresUrl,
   startHarness,
   type TestAccount,
+  TestClock,
   tempDir,
   testStores,
 } from '../../test/harness.ts';
@@ -556,45 +557,80 @@ for (const shared of sharedDatabases) {
 }
 
 describe('waking the delivery worker', () => {
-  it('runs one look for work for a burst of wake-ups, and wakes again after a restart', async () => {
+  /** A worker on a SQLite store whose every look for work (nextDueAt) is counted. */
+  const counted = async (pollMs: number) => {
     const dir = tempDir();
     const store = SqliteStore.open(join(dir.path, 'wake.db'));
+    const clock = new TestClock();
     let looks = 0;
+    let waiting: { n: number; resolve: () => void } | undefined;
     const webhooks = Object.create(store.webhooks) as Store['webhooks'];
     webhooks.nextDueAt = () => {
       looks += 1;
+      if (waiting && looks >= waiting.n) waiting.resolve();
       return store.webhooks.nextDueAt();
     };
     const sender = createSender(local);
-    // A poll far beyond the test, so every look below comes from a wake-up.
     const worker = new DeliveryWorker({
       store: webhooks,
-      clock: systemClock,
+      clock,
       sender,
       logger,
       schedule: [0],
-      pollMs: 600_000,
+      pollMs,
     });
-    const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
+    return {
+      worker,
+      clock,
+      looks: () => looks,
+      /** Resolves once the worker has looked `n` times in all (an event, not a sleep). */
+      looked: (n: number) =>
+        looks >= n ? Promise.resolve() : new Promise<void>((resolve) => (waiting = { n, resolve })),
+      async close() {
+        await worker.stop();
+        await sender.close();
+        await store.close();
+        dir.remove();
+      },
+    };
+  };
+
+  it('runs one look for work for a burst of wake-ups, and wakes again after a restart', async () => {
+    // The clock never moves here, so every look below comes from a wake-up, not a poll.
+    const w = await counted(1_000);
     try {
-      worker.start();
-      await settle();
-      assert.equal(looks, 1, 'start looks once');
+      w.worker.start();
+      await w.looked(1);
       // What one group commit of 100 tracked events does: 100 wake-ups in one turn.
-      for (let i = 0; i < 100; i++) worker.wake();
-      await settle();
-      assert.equal(looks, 2);
+      for (let i = 0; i < 100; i++) w.worker.wake();
+      await w.looked(2);
       // Stopped with a wake-up still queued: starting again must still look.
-      worker.wake();
-      await worker.stop();
-      worker.start();
-      await settle();
-      assert.equal(looks, 3, 'a restarted worker is woken');
+      w.worker.wake();
+      await w.worker.stop();
+      w.worker.start();
+      await w.looked(3);
+      // Every wake-up has been served: nothing else is queued.
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(w.looks(), 3, 'a burst of wake-ups is one look');
     } finally {
-      await worker.stop();
-      await sender.close();
-      await store.close();
-      dir.remove();
+      await w.close();
+    }
+  });
+
+  it('polls when its clock passes the poll interval, and not before', async () => {
+    const w = await counted(1_000);
+    try {
+      w.worker.start();
+      await w.looked(1);
+      // The look is over once nextDueAt has answered and the next poll is set on the clock.
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setImmediate(resolve));
+      w.clock.advance(999);
+      assert.equal(w.looks(), 1);
+      w.clock.advance(1);
+      assert.equal(w.looks(), 2, 'the poll fires as the clock reaches it');
+    } finally {
+      await w.close();
     }
   });
 });

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { AttemptResult, ClaimedDelivery } from '../domain/model.ts';
-import type { Clock, WebhookStore } from '../domain/ports.ts';
+import type { Clock, Timers, WebhookStore } from '../domain/ports.ts';
 import { decideNext, parseRetryAfter } from '../domain/webhooks/retry-policy.ts';
 import { signingSecrets, signPayload, standardWebhookHeaders } from '../domain/webhooks/signing.ts';
 import { PER_ENDPOINT_IN_FLIGHT } from './in-flight.ts';
@@ -16,7 +16,8 @@ import type { Sender } from './sender.ts';
 
 export interface DeliveryWorkerOptions {
   store: WebhookStore;
-  clock: Clock;
+  /** Time, and the timers of the worker's polls and waits (a test clock fires them). */
+  clock: Clock & Timers;
   sender: Sender;
   logger: Logger;
   /** Seconds between attempts after the first. */
@@ -47,7 +48,7 @@ export class DeliveryWorker {
   private readonly owner = `worker_${randomUUID()}`;
   private readonly inflight = new Map<string, number>();
   private readonly running = new Set<Promise<void>>();
-  private timer: NodeJS.Timeout | undefined;
+  private cancelTimer: (() => void) | undefined;
   private ticking = false;
   private again = false;
   /** A tick is already due at once: further wake-ups before it runs add nothing. */
@@ -87,16 +88,16 @@ export class DeliveryWorker {
   /** Stops claiming, then waits for the attempts in flight to be recorded. */
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.timer);
+    this.cancelTimer?.();
+    this.cancelTimer = undefined;
     this.wakeQueued = false;
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
   }
 
   private schedule(delayMs: number): void {
-    clearTimeout(this.timer);
+    this.cancelTimer?.();
     this.wakeQueued = delayMs === 0;
-    // Not unref'd: in a standalone `trackway worker` this timer is what keeps the process alive.
-    this.timer = setTimeout(() => void this.tick(), delayMs);
+    this.cancelTimer = this.options.clock.setTimer(() => void this.tick(), delayMs);
   }
 
   private inflightTotal(): number {
