@@ -9,7 +9,11 @@ import type {
   WebhookEventType,
 } from '../../domain/model.ts';
 import type { Change, Page, RetryOutcome, WebhookStore } from '../../domain/ports.ts';
-import { webhookBody } from '../../domain/webhooks/payload.ts';
+import {
+  afterAttempt,
+  claimedBody,
+  INTERRUPTED_ATTEMPT_ERROR,
+} from '../../domain/webhooks/delivery.ts';
 import { storableText } from '../../domain/webhooks/response-excerpt.ts';
 import { GroupCommit } from '../group-commit.ts';
 import { inTransaction } from './database.ts';
@@ -377,16 +381,17 @@ export class PostgresWebhookStore implements WebhookStore {
       const messageIds = rows.map((r) => r.message_id);
       const endpointIds = rows.map((r) => r.endpoint_id);
       // The body is fixed at the first attempt: its `timestamp` is when it was first sent.
-      const bodies = rows.map(
-        (r) =>
-          r.body ??
-          webhookBody(
-            r.message_id,
-            r.endpoint_id,
-            r.event_type as WebhookEventType,
-            JSON.parse(r.data),
-            now,
-          ),
+      const bodies = rows.map((r) =>
+        claimedBody(
+          {
+            messageId: r.message_id,
+            endpointId: r.endpoint_id,
+            eventType: r.event_type as WebhookEventType,
+            data: r.data,
+            body: r.body,
+          },
+          now,
+        ),
       );
       await db.query(
         `UPDATE webhook_deliveries d SET lease_until = $1, lease_owner = $2, attempts = d.attempts + 1,
@@ -404,10 +409,10 @@ export class PostgresWebhookStore implements WebhookStore {
       );
       // An attempt still 'pending' here was cut short (its worker died): say so.
       await db.query(
-        `UPDATE webhook_attempts a SET status = 'failed', error = 'Interrupted: the worker stopped before the attempt finished'
+        `UPDATE webhook_attempts a SET status = 'failed', error = $3
            FROM unnest($1::text[], $2::text[]) AS u(m, e)
           WHERE a.message_id = u.m AND a.endpoint_id = u.e AND a.status = 'pending'`,
-        [messageIds, endpointIds],
+        [messageIds, endpointIds, INTERRUPTED_ATTEMPT_ERROR],
       );
       await db.query(
         `INSERT INTO webhook_attempts (public_id, message_id, endpoint_id, account_id, attempt, status, attempted_at)
@@ -493,26 +498,20 @@ export class PostgresWebhookStore implements WebhookStore {
     );
     // Only the lease holder decides what happens next: a manual retry or another worker
     // that took over an expired lease has already rescheduled the delivery.
+    const next = afterAttempt(result, at);
     const { rowCount } = await db.query(
       `UPDATE webhook_deliveries SET status = $1, next_attempt_at = $2, lease_until = NULL, lease_owner = NULL
         WHERE message_id = $3 AND endpoint_id = $4 AND lease_owner = $5`,
-      [
-        result.outcome.kind === 'retry' ? 'pending' : result.outcome.kind,
-        result.outcome.kind === 'retry' ? result.outcome.at : null,
-        delivery.messageId,
-        delivery.endpoint.id,
-        owner,
-      ],
+      [next.status, next.nextAttemptAt, delivery.messageId, delivery.endpoint.id, owner],
     );
     if (rowCount === 0) return;
-    const failingSince = result.status === 'succeeded' ? null : at;
     await db.query(
       `UPDATE webhook_endpoints SET
          failing_since = CASE WHEN $1::timestamptz IS NULL THEN NULL ELSE COALESCE(failing_since, $1) END,
          enabled = CASE WHEN $2::text IS NULL THEN enabled ELSE false END,
          disabled_reason = COALESCE($2, disabled_reason)
        WHERE id = $3`,
-      [failingSince, result.disableEndpoint ?? null, delivery.endpoint.id],
+      [next.failingSince, next.disable, delivery.endpoint.id],
     );
   }
 

@@ -9,7 +9,11 @@ import type {
   WebhookEventType,
 } from '../../domain/model.ts';
 import type { Change, Page, RetryOutcome, WebhookStore } from '../../domain/ports.ts';
-import { webhookBody } from '../../domain/webhooks/payload.ts';
+import {
+  afterAttempt,
+  claimedBody,
+  INTERRUPTED_ATTEMPT_ERROR,
+} from '../../domain/webhooks/delivery.ts';
 import { storableText } from '../../domain/webhooks/response-excerpt.ts';
 import { GroupCommit } from '../group-commit.ts';
 import { commitWithoutFlush, type SqliteDatabase } from './database.ts';
@@ -372,7 +376,7 @@ export class SqliteWebhookStore implements WebhookStore {
         );
         // An attempt still 'pending' here was cut short (its worker died): say so.
         const interrupted = this.statement(
-          `UPDATE webhook_attempts SET status = 'failed', error = 'Interrupted: the worker stopped before the attempt finished'
+          `UPDATE webhook_attempts SET status = 'failed', error = ?
             WHERE message_id = ? AND endpoint_id = ? AND status = 'pending'`,
         );
         const attempt = this.statement(
@@ -381,15 +385,16 @@ export class SqliteWebhookStore implements WebhookStore {
         );
         const endpoints = new Map<string, WebhookEndpoint>();
         return due.map((row) => {
-          const body =
-            row.body ??
-            webhookBody(
-              row.message_id,
-              row.endpoint_id,
-              row.event_type as WebhookEventType,
-              JSON.parse(row.data),
-              new Date(now),
-            );
+          const body = claimedBody(
+            {
+              messageId: row.message_id,
+              endpointId: row.endpoint_id,
+              eventType: row.event_type as WebhookEventType,
+              data: row.data,
+              body: row.body,
+            },
+            new Date(now),
+          );
           lease.run(
             now + options.leaseMs,
             options.owner,
@@ -398,7 +403,7 @@ export class SqliteWebhookStore implements WebhookStore {
             row.message_id,
             row.endpoint_id,
           );
-          interrupted.run(row.message_id, row.endpoint_id);
+          interrupted.run(INTERRUPTED_ATTEMPT_ERROR, row.message_id, row.endpoint_id);
           attempt.run(
             newId('att'),
             row.message_id,
@@ -478,31 +483,26 @@ export class SqliteWebhookStore implements WebhookStore {
     );
     // Only the lease holder decides what happens next: a manual retry or another worker
     // that took over an expired lease has already rescheduled the delivery.
+    const next = afterAttempt(result, at);
     const { changes } = this.statement(
       `UPDATE webhook_deliveries SET status = ?, next_attempt_at = ?, lease_until = NULL, lease_owner = NULL
           WHERE message_id = ? AND endpoint_id = ? AND lease_owner = ?`,
     ).run(
-      result.outcome.kind === 'retry' ? 'pending' : result.outcome.kind,
-      result.outcome.kind === 'retry' ? result.outcome.at.getTime() : null,
+      next.status,
+      next.nextAttemptAt?.getTime() ?? null,
       delivery.messageId,
       delivery.endpoint.id,
       owner,
     );
     if (changes === 0) return;
-    const failingSince = result.status === 'succeeded' ? null : at.getTime();
+    const failingSince = next.failingSince?.getTime() ?? null;
     this.statement(
       `UPDATE webhook_endpoints SET
            failing_since = CASE WHEN ? IS NULL THEN NULL ELSE COALESCE(failing_since, ?) END,
            enabled = CASE WHEN ? IS NULL THEN enabled ELSE 0 END,
            disabled_reason = COALESCE(?, disabled_reason)
          WHERE id = ?`,
-    ).run(
-      failingSince,
-      failingSince,
-      result.disableEndpoint ?? null,
-      result.disableEndpoint ?? null,
-      delivery.endpoint.id,
-    );
+    ).run(failingSince, failingSince, next.disable, next.disable, delivery.endpoint.id);
   }
 
   async nextDueAt(): Promise<Date | null> {
