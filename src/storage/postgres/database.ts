@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
-import { isStorageUnavailable, isTransactionConflict } from '../../domain/errors.ts';
+import { isStorageUnavailable, isTransactionConflict } from '../driver-errors.ts';
 
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
 

@@ -15,6 +15,7 @@ import type {
   PixelStore,
   Store,
 } from '../../domain/ports.ts';
+import { translateDriverErrors } from '../driver-errors.ts';
 import {
   createPool,
   describeTarget,
@@ -299,7 +300,7 @@ export class PostgresStore implements Store {
         `Cannot connect to PostgreSQL at ${describeTarget(options.url)}: ${(error as Error).message}. Check DATABASE_URL and that the server is running.`,
       );
     }
-    return new PostgresStore(pool, schema);
+    return translateDriverErrors(new PostgresStore(pool, schema));
   }
 
   async migrate(): Promise<void> {

@@ -19,6 +19,7 @@ import type {
   PixelStore,
   Store,
 } from '../../domain/ports.ts';
+import { translateDriverErrors } from '../driver-errors.ts';
 import { dayOf, hourOf, planTotal, totalSql } from '../event-totals.ts';
 import { GroupCommit } from '../group-commit.ts';
 import { migrateSqlite, openSqlite, type SqliteDatabase } from './database.ts';
@@ -488,7 +489,7 @@ export class SqliteStore implements Store {
   static open(path: string, options: { flush?: Flush } = {}): SqliteStore {
     const db = openSqlite(path);
     migrateSqlite(db);
-    return new SqliteStore(db, WalSync.open(db, path, options.flush));
+    return translateDriverErrors(new SqliteStore(db, WalSync.open(db, path, options.flush)));
   }
 
   async migrate(): Promise<void> {
