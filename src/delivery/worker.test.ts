@@ -37,7 +37,9 @@ for (const kind of await testStores()) {
     let worker: DeliveryWorker;
     let receiver: Receiver;
     let acme: TestAccount;
-    const sender = createSender(local, { connectMs: 1_000, totalMs: 2_000 });
+    // Long enough that no request a test leaves hanging times out during the suite (a timeout
+    // frees a slot and brings a retry, which the per-endpoint cap test would count).
+    const sender = createSender(local, { connectMs: 1_000, totalMs: 60_000 });
 
     before(async () => {
       h = await startHarness(kind, { onOutboxWrite: () => worker.wake() });
@@ -58,9 +60,10 @@ for (const kind of await testStores()) {
       receiver.respond = () => ({ status: 200, body: 'ok' });
     });
     after(async () => {
+      // The receiver first: it ends the requests left hanging, which the worker waits for.
+      await receiver.close();
       await worker.stop();
       await sender.close();
-      await receiver.close();
       await h.close();
     });
 
