@@ -3,7 +3,6 @@ import { newId, newMessageId } from '../../domain/ids.ts';
 import type {
   AttemptResult,
   ClaimedDelivery,
-  DeliveryAttempt,
   WebhookEndpoint,
   WebhookEvent,
   WebhookEventType,
@@ -16,70 +15,15 @@ import {
 } from '../../domain/webhooks/delivery.ts';
 import { storableText } from '../../domain/webhooks/response-excerpt.ts';
 import { GroupCommit } from '../group-commit.ts';
+import * as rows from '../rows.ts';
+import { type AttemptRow, type EndpointRow, postgresCodec } from '../rows.ts';
 import { inTransaction } from './database.ts';
+
+const toEndpoint = (r: EndpointRow) => rows.toEndpoint(postgresCodec, r);
+const toAttempt = (r: AttemptRow) => rows.toAttempt(postgresCodec, r);
 
 /** Anything that can run a query: the pool, or one client inside a transaction. */
 export type Queryable = pg.Pool | pg.PoolClient;
-
-interface EndpointRow {
-  id: string;
-  account_id: string;
-  url: string;
-  events: string[];
-  description: string | null;
-  enabled: boolean;
-  secret: string;
-  previous_secret: string | null;
-  previous_secret_expires_at: Date | null;
-  failing_since: Date | null;
-  disabled_reason: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-interface AttemptRow {
-  public_id: string;
-  message_id: string;
-  endpoint_id: string;
-  event_type: string;
-  attempt: number;
-  status: string;
-  response_status_code: number | null;
-  duration_ms: number | null;
-  error: string | null;
-  response_body: string | null;
-  attempted_at: Date;
-}
-
-const toEndpoint = (r: EndpointRow): WebhookEndpoint => ({
-  id: r.id,
-  accountId: r.account_id,
-  url: r.url,
-  events: r.events as WebhookEventType[],
-  description: r.description,
-  enabled: r.enabled,
-  secret: r.secret,
-  previousSecret: r.previous_secret,
-  previousSecretExpiresAt: r.previous_secret_expires_at,
-  failingSince: r.failing_since,
-  disabledReason: r.disabled_reason,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-});
-
-const toAttempt = (r: AttemptRow): DeliveryAttempt => ({
-  id: r.public_id,
-  messageId: r.message_id,
-  endpointId: r.endpoint_id,
-  eventType: r.event_type as WebhookEventType,
-  attempt: r.attempt,
-  status: r.status as DeliveryAttempt['status'],
-  responseStatusCode: r.response_status_code,
-  durationMs: r.duration_ms,
-  error: r.error,
-  responseBody: r.response_body,
-  attemptedAt: r.attempted_at,
-});
 
 /** Inserts messages and their deliveries with two statements, however many there are. */
 async function insertMessages(

@@ -3,7 +3,6 @@ import { newId, newMessageId } from '../../domain/ids.ts';
 import type {
   AttemptResult,
   ClaimedDelivery,
-  DeliveryAttempt,
   WebhookEndpoint,
   WebhookEvent,
   WebhookEventType,
@@ -16,24 +15,13 @@ import {
 } from '../../domain/webhooks/delivery.ts';
 import { storableText } from '../../domain/webhooks/response-excerpt.ts';
 import { GroupCommit } from '../group-commit.ts';
+import * as rows from '../rows.ts';
+import { type AttemptRow, type EndpointRow, sqliteCodec } from '../rows.ts';
 import { commitWithoutFlush, type SqliteDatabase } from './database.ts';
 import type { DurableCommit } from './wal-sync.ts';
 
-interface EndpointRow {
-  id: string;
-  account_id: string;
-  url: string;
-  events: string;
-  description: string | null;
-  enabled: number;
-  secret: string;
-  previous_secret: string | null;
-  previous_secret_expires_at: number | null;
-  failing_since: number | null;
-  disabled_reason: string | null;
-  created_at: number;
-  updated_at: number;
-}
+const toEndpoint = (r: EndpointRow) => rows.toEndpoint(sqliteCodec, r);
+const toAttempt = (r: AttemptRow) => rows.toAttempt(sqliteCodec, r);
 
 interface AttemptRecord {
   delivery: ClaimedDelivery;
@@ -53,38 +41,7 @@ interface DueRow {
   created_at: number;
 }
 
-interface AttemptRow {
-  public_id: string;
-  message_id: string;
-  endpoint_id: string;
-  event_type: string;
-  attempt: number;
-  status: string;
-  response_status_code: number | null;
-  duration_ms: number | null;
-  error: string | null;
-  response_body: string | null;
-  attempted_at: number;
-}
-
-const date = (ms: number | null) => (ms === null ? null : new Date(ms));
 const ms = (d: Date | null) => (d === null ? null : d.getTime());
-
-export const toEndpoint = (r: EndpointRow): WebhookEndpoint => ({
-  id: r.id,
-  accountId: r.account_id,
-  url: r.url,
-  events: JSON.parse(r.events) as WebhookEventType[],
-  description: r.description,
-  enabled: r.enabled === 1,
-  secret: r.secret,
-  previousSecret: r.previous_secret,
-  previousSecretExpiresAt: date(r.previous_secret_expires_at),
-  failingSince: date(r.failing_since),
-  disabledReason: r.disabled_reason,
-  createdAt: new Date(r.created_at),
-  updatedAt: new Date(r.updated_at),
-});
 
 const endpointParams = (e: WebhookEndpoint) => ({
   id: e.id,
@@ -100,20 +57,6 @@ const endpointParams = (e: WebhookEndpoint) => ({
   disabledReason: e.disabledReason,
   createdAt: e.createdAt.getTime(),
   updatedAt: e.updatedAt.getTime(),
-});
-
-const toAttempt = (r: AttemptRow): DeliveryAttempt => ({
-  id: r.public_id,
-  messageId: r.message_id,
-  endpointId: r.endpoint_id,
-  eventType: r.event_type as WebhookEventType,
-  attempt: r.attempt,
-  status: r.status as DeliveryAttempt['status'],
-  responseStatusCode: r.response_status_code,
-  durationMs: r.duration_ms,
-  error: r.error,
-  responseBody: r.response_body,
-  attemptedAt: new Date(r.attempted_at),
 });
 
 /**
