@@ -7,6 +7,7 @@ import { type Config, ConfigError, loadConfig } from './config.ts';
 import { createSender } from './delivery/sender.ts';
 import { DeliveryWorker } from './delivery/worker.ts';
 import { createAccount } from './domain/accounts/accounts.ts';
+import { CommitSignal } from './domain/commits.ts';
 import { type RateLimiter, type Store, systemClock } from './domain/ports.ts';
 import { buildApp } from './http/app.ts';
 import type { Metrics } from './http/metrics.ts';
@@ -88,8 +89,9 @@ export function startWorker(
   config: Config,
   store: Store,
   logger: Logger,
-  metrics?: Metrics,
+  options: { metrics?: Metrics; commits?: CommitSignal } = {},
 ): RunningWorker {
+  const { metrics, commits } = options;
   const sender = createSender({
     allowPrivate: config.webhookAllowPrivate,
     allowHttp: config.webhookAllowHttp,
@@ -103,6 +105,8 @@ export function startWorker(
     ...(metrics && { metrics }),
   });
   worker.start();
+  // Woken at once by every commit of this process that wrote webhook messages.
+  commits?.onOutboxWritten(worker.wake);
   return {
     wake: worker.wake,
     async stop() {
@@ -210,12 +214,18 @@ export async function startServer(
     if (failure !== undefined) throw failure;
   };
   try {
-    const store = await openStore(config.database, { poolSize: config.databasePoolSize });
+    const commits = new CommitSignal();
+    const store = await openStore(config.database, {
+      poolSize: config.databasePoolSize,
+      commits,
+    });
     opened.push(() => store.close());
     await store.migrate();
     const first = await firstRun(config, store);
     const metrics = createMetrics();
-    const worker = config.worker ? startWorker(config, store, logger, metrics) : undefined;
+    const worker = config.worker
+      ? startWorker(config, store, logger, { metrics, commits })
+      : undefined;
     if (worker) opened.push(() => worker.stop());
     const rateLimiter = await createRateLimiter(config, logger);
     if (rateLimiter) opened.push(() => rateLimiter.close());
@@ -226,7 +236,7 @@ export async function startServer(
       config,
       logger,
       rateLimiter,
-      ...(worker && { onOutboxWrite: worker.wake }),
+      commits,
     });
     opened.push(() => app.close());
     let address: string;

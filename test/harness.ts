@@ -2,6 +2,7 @@
  * In-process test harness: a real store, the real app, `app.inject()` for requests. The store
  * matrix (`testStores()`) is how every HTTP-level suite runs against each storage adapter.
  */
+
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,10 +12,12 @@ import pg from 'pg';
 import type { Config } from '../src/config.ts';
 import { createAccount } from '../src/domain/accounts/accounts.ts';
 import type { PlanName } from '../src/domain/accounts/plans.ts';
+import { CommitSignal } from '../src/domain/commits.ts';
 import type { Account, TrackedEvent } from '../src/domain/model.ts';
-import type { Clock, RateLimiter, Store } from '../src/domain/ports.ts';
+import type { Clock, RateLimiter, Store, Timers } from '../src/domain/ports.ts';
 import { type App, buildApp } from '../src/http/app.ts';
 import { MemoryRateLimiter } from '../src/rate-limit/memory.ts';
+import { announceCommits } from '../src/storage/announce.ts';
 import { PostgresStore } from '../src/storage/postgres/store.ts';
 import { SqliteStore } from '../src/storage/sqlite/store.ts';
 import { testLogger } from './log-capture.ts';
@@ -130,14 +133,40 @@ export async function testStores(): Promise<StoreKind[]> {
   return (await postgresAvailable()) ? [sqliteKind, postgresKind] : [sqliteKind];
 }
 
-/** A clock tests can move; starts at the real time so "now" checks stay meaningful. */
-export class TestClock implements Clock {
+/**
+ * A clock tests can move; starts at the real time so "now" checks stay meaningful. Its timers
+ * fire when the clock is moved past them (in order, synchronously), except those due at once,
+ * which run on the next turn of the event loop as a real zero-delay timer would.
+ */
+export class TestClock implements Clock, Timers {
   current = new Date();
+  private timers: Array<{ at: number; callback: () => void }> = [];
   now(): Date {
     return new Date(this.current);
   }
   set(at: Date | string): void {
     this.current = new Date(at);
+    this.fireDue();
+  }
+  advance(ms: number): void {
+    this.set(new Date(this.current.getTime() + ms));
+  }
+  setTimer(callback: () => void, ms: number): () => void {
+    if (ms <= 0) {
+      const immediate = setImmediate(callback);
+      return () => clearImmediate(immediate);
+    }
+    const timer = { at: this.current.getTime() + ms, callback };
+    this.timers.push(timer);
+    return () => {
+      this.timers = this.timers.filter((t) => t !== timer);
+    };
+  }
+  private fireDue(): void {
+    const now = this.current.getTime();
+    const due = this.timers.filter((t) => t.at <= now).sort((a, b) => a.at - b.at);
+    this.timers = this.timers.filter((t) => t.at > now);
+    for (const timer of due) timer.callback();
   }
 }
 
@@ -161,6 +190,7 @@ export interface Harness {
 export interface HarnessOptions {
   /** Webhook destination policy; tests default to allowing loopback http receivers. */
   destinations?: { allowPrivate: boolean; allowHttp: boolean };
+  /** Called whenever the store announces committed webhook messages (the worker's wake). */
   onOutboxWrite?: () => void;
   /** Defaults to the in-process limiter, as in production without Redis; `null` for none. */
   rateLimiter?: RateLimiter | null;
@@ -173,11 +203,15 @@ export async function startHarness(
   options: HarnessOptions = {},
 ): Promise<Harness> {
   const destinations = options.destinations ?? { allowPrivate: true, allowHttp: true };
-  const store = await kind.open();
+  const commits = new CommitSignal();
+  if (options.onOutboxWrite) commits.onOutboxWritten(options.onOutboxWrite);
+  // As main.ts opens it: commits announce themselves to the worker and the metrics.
+  const store = announceCommits(await kind.open(), commits);
   const clock = new TestClock();
   const app = await buildApp({
     store,
     clock,
+    commits,
     config: {
       trustProxy: options.trustProxy ?? false,
       webhookAllowPrivate: destinations.allowPrivate,
@@ -185,7 +219,6 @@ export async function startHarness(
     },
     logger: testLogger(),
     rateLimiter: options.rateLimiter === undefined ? new MemoryRateLimiter() : options.rateLimiter,
-    ...(options.onOutboxWrite && { onOutboxWrite: options.onOutboxWrite }),
   });
   await app.ready();
   const request = (owner: TestAccount | null, options: InjectOptions) =>

@@ -16,6 +16,7 @@ describe('two trackway processes on one PostgreSQL schema', await postgresSuite(
   const env = { DATABASE_URL: postgresUrl(schema) };
   let servers: ServerProcess[] = [];
   let key: string;
+  let cliErrors = '';
 
   const api = async (server: ServerProcess, method: string, path: string, body?: unknown) => {
     const res = await fetch(`${server.url}${path}`, {
@@ -37,11 +38,17 @@ describe('two trackway processes on one PostgreSQL schema', await postgresSuite(
       env,
     );
     assert.equal(created.code, 0, created.stderr);
+    cliErrors = created.stderr;
     key = JSON.parse(created.stdout).api_key;
   });
   after(async () => {
     await Promise.all(servers.map((s) => s.stop('SIGKILL')));
     await dropSchema(schema);
+  });
+
+  it('prints no deprecation warning on start or from the CLI (issue 22: pg 9 would break it)', () => {
+    for (const server of servers) assert.doesNotMatch(server.errors(), /DeprecationWarning/);
+    assert.doesNotMatch(cliErrors, /DeprecationWarning/);
   });
 
   it('prints no first-run key on PostgreSQL (accounts come from the CLI)', () => {

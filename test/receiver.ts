@@ -18,7 +18,7 @@ export interface Received {
 
 export type Responder = (
   request: Received,
-) => { status: number; headers?: Record<string, string>; body?: string } | 'hang';
+) => { status: number; headers?: Record<string, string>; body?: string | Buffer } | 'hang';
 
 export interface Receiver {
   url: string;

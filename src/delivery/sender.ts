@@ -4,14 +4,15 @@
  * against private destinations (no rebinding gap between check and connect).
  */
 import { Agent, request } from 'undici';
+import { RESPONSE_EXCERPT_BYTES, responseExcerpt } from '../domain/webhooks/response-excerpt.ts';
+import { PER_ENDPOINT_IN_FLIGHT } from './in-flight.ts';
 import { type DestinationPolicy, guardedLookup, refusedAtConnect } from './ssrf.ts';
-import { PER_ENDPOINT_IN_FLIGHT } from './worker.ts';
 
 export interface SendResult {
   statusCode: number | null;
   durationMs: number;
   error: string | null;
-  /** The first 1 KB of the response. */
+  /** The first 1 KB of the response, as storable text (responseExcerpt). */
   responseBody: string | null;
   retryAfter: string | undefined;
 }
@@ -20,8 +21,6 @@ export interface Sender {
   send(url: string, headers: Record<string, string>, body: string): Promise<SendResult>;
   close(): Promise<void>;
 }
-
-const RESPONSE_PREVIEW_BYTES = 1024;
 
 export function createSender(
   policy: DestinationPolicy,
@@ -61,10 +60,10 @@ export function createSender(
         for await (const chunk of res.body) {
           chunks.push(chunk as Buffer);
           size += (chunk as Buffer).length;
-          if (size >= RESPONSE_PREVIEW_BYTES) break;
+          if (size >= RESPONSE_EXCERPT_BYTES) break;
         }
-        if (size >= RESPONSE_PREVIEW_BYTES) res.body.destroy();
-        const text = Buffer.concat(chunks).subarray(0, RESPONSE_PREVIEW_BYTES).toString('utf8');
+        if (size >= RESPONSE_EXCERPT_BYTES) res.body.destroy();
+        const text = responseExcerpt(Buffer.concat(chunks));
         const retryAfter = res.headers['retry-after'];
         return {
           statusCode: res.statusCode,

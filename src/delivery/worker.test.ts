@@ -9,12 +9,14 @@ import {
   postgresUrl,
   startHarness,
   type TestAccount,
+  TestClock,
   tempDir,
   testStores,
 } from '../../test/harness.ts';
 import { testLogger } from '../../test/log-capture.ts';
 import { type Receiver, startReceiver } from '../../test/receiver.ts';
 import { setPlan } from '../domain/accounts/accounts.ts';
+import type { AttemptResult } from '../domain/model.ts';
 import { type Store, systemClock } from '../domain/ports.ts';
 import {
   signPayload,
@@ -35,7 +37,9 @@ for (const kind of await testStores()) {
     let worker: DeliveryWorker;
     let receiver: Receiver;
     let acme: TestAccount;
-    const sender = createSender(local, { connectMs: 1_000, totalMs: 2_000 });
+    // Long enough that no request a test leaves hanging times out during the suite (a timeout
+    // frees a slot and brings a retry, which the per-endpoint cap test would count).
+    const sender = createSender(local, { connectMs: 1_000, totalMs: 60_000 });
 
     before(async () => {
       h = await startHarness(kind, { onOutboxWrite: () => worker.wake() });
@@ -56,9 +60,10 @@ for (const kind of await testStores()) {
       receiver.respond = () => ({ status: 200, body: 'ok' });
     });
     after(async () => {
+      // The receiver first: it ends the requests left hanging, which the worker waits for.
+      await receiver.close();
       await worker.stop();
       await sender.close();
-      await receiver.close();
       await h.close();
     });
 
@@ -156,6 +161,9 @@ for (const kind of await testStores()) {
       );
       const log = await deliveries(owner, webhook.id);
       assert.equal(log.length, 2);
+      // Random attempt ids: a counter shared by all accounts would leak their traffic.
+      for (const d of log) assert.match(d['id'] as string, /^att_[0-9A-Za-z]{16}$/);
+      assert.notEqual(log[0]!['id'], log[1]!['id']);
       assert.ok(
         log.every(
           (d) =>
@@ -180,7 +188,7 @@ for (const kind of await testStores()) {
       await setPlan({ store: h.store, clock: systemClock }, owner.account.id, {
         requestsPerMinute: 9_000,
       });
-      worker.wake();
+      // No wake-up by hand: the store announces the committed message itself.
       const mine = () => receiver.received.filter((x) => x.json.webhook_id === webhook.id);
       await receiver.waitFor(() => mine().length === 3);
       const byKind = Object.fromEntries(mine().map((x) => [x.json.event, x.json.data]));
@@ -305,11 +313,17 @@ for (const kind of await testStores()) {
       await own.close();
     });
 
-    it('passes the 24 h rotation overlap: both secrets sign', async () => {
+    it('passes the 24 h rotation overlap: both secrets sign, X-Service-Signature stays old', async () => {
       const webhook = await register(acme, { events: ['pixel.created'] });
       const rotated = (
         await h.request(acme, { method: 'POST', url: `/v1/webhooks/${webhook.id}/rotate-secret` })
       ).json();
+      assert.equal(
+        rotated.previous_secret_expires_at,
+        new Date(h.clock.now().getTime() + 24 * 3600_000).toISOString(),
+      );
+      const shown = await h.request(acme, { method: 'GET', url: `/v1/webhooks/${webhook.id}` });
+      assert.equal(shown.json().previous_secret_expires_at, rotated.previous_secret_expires_at);
       await h.pixel(acme, { name: 'Rotated', domain: 'rotated.example.com' });
       await receiver.waitFor((r) => r.some((x) => x.json.webhook_id === webhook.id));
       const got = receiver.received.find((x) => x.json.webhook_id === webhook.id)!;
@@ -321,7 +335,132 @@ for (const kind of await testStores()) {
           standardWebhookSignature(webhook.secret, got.json.id, ts, got.body),
         ].join(' '),
       );
+      // A receiver that has not deployed the new secret yet keeps verifying.
+      assert.equal(got.headers['x-service-signature'], signPayload(webhook.secret, got.body));
+    });
+
+    it('signs with the new secret alone once the overlap has ended', async () => {
+      const webhook = await register(acme, { events: ['pixel.created'] });
+      // Rotated 25 h ago (by the API's clock): the overlap ended an hour ago.
+      h.clock.set(new Date(Date.now() - 25 * 3600_000));
+      const rotated = (
+        await h.request(acme, { method: 'POST', url: `/v1/webhooks/${webhook.id}/rotate-secret` })
+      ).json();
+      h.clock.set(new Date());
+      const shown = await h.request(acme, { method: 'GET', url: `/v1/webhooks/${webhook.id}` });
+      assert.equal(shown.json().previous_secret_expires_at, null);
+      await h.pixel(acme, { name: 'Rotated later', domain: 'rotated-later.example.com' });
+      await receiver.waitFor((r) => r.some((x) => x.json.webhook_id === webhook.id));
+      const got = receiver.received.find((x) => x.json.webhook_id === webhook.id)!;
+      const ts = Number(got.headers['webhook-timestamp']);
+      assert.equal(
+        got.headers['webhook-signature'],
+        standardWebhookSignature(rotated.secret, got.json.id, ts, got.body),
+      );
       assert.equal(got.headers['x-service-signature'], signPayload(rotated.secret, got.body));
+    });
+  });
+}
+
+for (const kind of await testStores()) {
+  describe(`a receiver's answer the store cannot keep as it is [${kind.name}]`, () => {
+    let h: Harness;
+    let receiver: Receiver;
+    let owner: TestAccount;
+    /** Set by a test to make the store refuse a record (a fault a driver could raise). */
+    let refuse: ((result: AttemptResult) => boolean) | undefined;
+    const sender = createSender(local, { connectMs: 1_000, totalMs: 2_000 });
+    let worker: DeliveryWorker;
+
+    before(async () => {
+      h = await startHarness(kind, { onOutboxWrite: () => worker.wake() });
+      const webhooks = Object.create(h.store.webhooks) as Store['webhooks'];
+      webhooks.recordAttempt = (delivery, by, result, at) =>
+        refuse?.(result)
+          ? Promise.reject(new Error('refused by the test'))
+          : h.store.webhooks.recordAttempt(delivery, by, result, at);
+      // A short lease: a record that failed would bring the message back within the test.
+      worker = new DeliveryWorker({
+        store: webhooks,
+        clock: systemClock,
+        sender,
+        logger,
+        schedule: [0],
+        pollMs: 20,
+        leaseMs: 200,
+      });
+      worker.start();
+      receiver = await startReceiver();
+      owner = await h.account('enterprise');
+    });
+    after(async () => {
+      await worker.stop();
+      await sender.close();
+      await receiver.close();
+      await h.close();
+    });
+
+    /** The attempt log once nothing is in flight (bounded, so a redelivery loop fails the test). */
+    const settled = async (id: string) => {
+      for (let tries = 0; tries < 2_000; tries++) {
+        const log = (
+          await h.request(owner, { method: 'GET', url: `/v1/webhooks/${id}/deliveries` })
+        ).json().deliveries as Array<Record<string, unknown>>;
+        if (log.length > 0 && log.every((d) => d['status'] !== 'pending')) return log;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      assert.fail('the delivery never settled');
+    };
+
+    it('records a 200 answered with a NUL byte and invalid UTF-8 once, as a success (issue 15)', async () => {
+      receiver.respond = () => ({
+        status: 200,
+        body: Buffer.concat([Buffer.from('ok\u0000'), Buffer.from([0xff, 0xfe])]),
+      });
+      const hook = (
+        await h.request(owner, {
+          method: 'POST',
+          url: '/v1/webhooks',
+          payload: { url: receiver.url, events: ['pixel.created'] },
+        })
+      ).json();
+      await h.pixel(owner, { name: 'Nul', domain: 'nul.example.com' });
+      await receiver.waitFor((r) => r.some((x) => x.json.webhook_id === hook.id));
+      const log = await settled(hook.id);
+      assert.deepEqual(
+        log.map((d) => [d['attempt'], d['status'], d['response_body']]),
+        [[1, 'succeeded', 'ok\uFFFD\uFFFD\uFFFD']],
+      );
+      assert.equal(receiver.received.filter((x) => x.json.webhook_id === hook.id).length, 1);
+    });
+
+    it('records the outcome without the response when the record itself is refused', async () => {
+      receiver.respond = () => ({ status: 200, body: 'fine' });
+      refuse = (result) => result.responseBody !== null;
+      try {
+        const hook = (
+          await h.request(owner, {
+            method: 'POST',
+            url: '/v1/webhooks',
+            payload: { url: receiver.url, events: ['pixel.created'] },
+          })
+        ).json();
+        await h.pixel(owner, { name: 'Refused', domain: 'refused.example.com' });
+        await receiver.waitFor((r) => r.some((x) => x.json.webhook_id === hook.id));
+        const log = await settled(hook.id);
+        assert.deepEqual(
+          log.map((d) => [
+            d['attempt'],
+            d['status'],
+            d['response_status_code'],
+            d['response_body'],
+          ]),
+          [[1, 'succeeded', 200, null]],
+        );
+        assert.equal(receiver.received.filter((x) => x.json.webhook_id === hook.id).length, 1);
+      } finally {
+        refuse = undefined;
+      }
     });
   });
 }
@@ -421,45 +560,80 @@ for (const shared of sharedDatabases) {
 }
 
 describe('waking the delivery worker', () => {
-  it('runs one look for work for a burst of wake-ups, and wakes again after a restart', async () => {
+  /** A worker on a SQLite store whose every look for work (nextDueAt) is counted. */
+  const counted = async (pollMs: number) => {
     const dir = tempDir();
     const store = SqliteStore.open(join(dir.path, 'wake.db'));
+    const clock = new TestClock();
     let looks = 0;
+    let waiting: { n: number; resolve: () => void } | undefined;
     const webhooks = Object.create(store.webhooks) as Store['webhooks'];
     webhooks.nextDueAt = () => {
       looks += 1;
+      if (waiting && looks >= waiting.n) waiting.resolve();
       return store.webhooks.nextDueAt();
     };
     const sender = createSender(local);
-    // A poll far beyond the test, so every look below comes from a wake-up.
     const worker = new DeliveryWorker({
       store: webhooks,
-      clock: systemClock,
+      clock,
       sender,
       logger,
       schedule: [0],
-      pollMs: 600_000,
+      pollMs,
     });
-    const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
+    return {
+      worker,
+      clock,
+      looks: () => looks,
+      /** Resolves once the worker has looked `n` times in all (an event, not a sleep). */
+      looked: (n: number) =>
+        looks >= n ? Promise.resolve() : new Promise<void>((resolve) => (waiting = { n, resolve })),
+      async close() {
+        await worker.stop();
+        await sender.close();
+        await store.close();
+        dir.remove();
+      },
+    };
+  };
+
+  it('runs one look for work for a burst of wake-ups, and wakes again after a restart', async () => {
+    // The clock never moves here, so every look below comes from a wake-up, not a poll.
+    const w = await counted(1_000);
     try {
-      worker.start();
-      await settle();
-      assert.equal(looks, 1, 'start looks once');
+      w.worker.start();
+      await w.looked(1);
       // What one group commit of 100 tracked events does: 100 wake-ups in one turn.
-      for (let i = 0; i < 100; i++) worker.wake();
-      await settle();
-      assert.equal(looks, 2);
+      for (let i = 0; i < 100; i++) w.worker.wake();
+      await w.looked(2);
       // Stopped with a wake-up still queued: starting again must still look.
-      worker.wake();
-      await worker.stop();
-      worker.start();
-      await settle();
-      assert.equal(looks, 3, 'a restarted worker is woken');
+      w.worker.wake();
+      await w.worker.stop();
+      w.worker.start();
+      await w.looked(3);
+      // Every wake-up has been served: nothing else is queued.
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(w.looks(), 3, 'a burst of wake-ups is one look');
     } finally {
-      await worker.stop();
-      await sender.close();
-      await store.close();
-      dir.remove();
+      await w.close();
+    }
+  });
+
+  it('polls when its clock passes the poll interval, and not before', async () => {
+    const w = await counted(1_000);
+    try {
+      w.worker.start();
+      await w.looked(1);
+      // The look is over once nextDueAt has answered and the next poll is set on the clock.
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setImmediate(resolve));
+      w.clock.advance(999);
+      assert.equal(w.looks(), 1);
+      w.clock.advance(1);
+      assert.equal(w.looks(), 2, 'the poll fires as the clock reaches it');
+    } finally {
+      await w.close();
     }
   });
 });

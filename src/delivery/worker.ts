@@ -7,16 +7,17 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { ClaimedDelivery } from '../domain/model.ts';
-import type { Clock, WebhookStore } from '../domain/ports.ts';
+import type { AttemptResult, ClaimedDelivery } from '../domain/model.ts';
+import type { Clock, Timers, WebhookStore } from '../domain/ports.ts';
 import { decideNext, parseRetryAfter } from '../domain/webhooks/retry-policy.ts';
-import { signPayload, standardWebhookHeaders } from '../domain/webhooks/signing.ts';
-import type { Metrics } from '../http/metrics.ts';
+import { signingSecrets, signPayload, standardWebhookHeaders } from '../domain/webhooks/signing.ts';
+import { PER_ENDPOINT_IN_FLIGHT } from './in-flight.ts';
 import type { Sender } from './sender.ts';
 
 export interface DeliveryWorkerOptions {
   store: WebhookStore;
-  clock: Clock;
+  /** Time, and the timers of the worker's polls and waits (a test clock fires them). */
+  clock: Clock & Timers;
   sender: Sender;
   logger: Logger;
   /** Seconds between attempts after the first. */
@@ -33,23 +34,21 @@ export interface DeliveryWorkerOptions {
   /** Fallback poll interval. */
   pollMs?: number;
   random?: () => number;
-  metrics?: Pick<Metrics, 'webhookAttempts'>;
+  /** Counts attempts by outcome (the process's Prometheus counter). */
+  metrics?: { webhookAttempts: { inc(labels: { outcome: string }): void } };
 }
 
-/**
- * Requests one worker keeps open to one endpoint. Deep enough that a receiver on the same
- * network is kept busy while claims go to the database and back (on PostgreSQL here, 8 gave
- * about 2,000 deliveries/s and 16 about 2,500), and small against the worker's total, so
- * endpoints that hang only take all of it when eight of them do.
- */
-export const PER_ENDPOINT_IN_FLIGHT = 16;
+export { PER_ENDPOINT_IN_FLIGHT };
+
+/** The error of an attempt whose own details could not be stored. */
+const UNRECORDED_ERROR = 'The attempt failed; its details could not be stored';
 const IN_FLIGHT = 8 * PER_ENDPOINT_IN_FLIGHT;
 
 export class DeliveryWorker {
   private readonly owner = `worker_${randomUUID()}`;
   private readonly inflight = new Map<string, number>();
   private readonly running = new Set<Promise<void>>();
-  private timer: NodeJS.Timeout | undefined;
+  private cancelTimer: (() => void) | undefined;
   private ticking = false;
   private again = false;
   /** A tick is already due at once: further wake-ups before it runs add nothing. */
@@ -89,16 +88,16 @@ export class DeliveryWorker {
   /** Stops claiming, then waits for the attempts in flight to be recorded. */
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.timer);
+    this.cancelTimer?.();
+    this.cancelTimer = undefined;
     this.wakeQueued = false;
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
   }
 
   private schedule(delayMs: number): void {
-    clearTimeout(this.timer);
+    this.cancelTimer?.();
     this.wakeQueued = delayMs === 0;
-    // Not unref'd: in a standalone `trackway worker` this timer is what keeps the process alive.
-    this.timer = setTimeout(() => void this.tick(), delayMs);
+    this.cancelTimer = this.options.clock.setTimer(() => void this.tick(), delayMs);
   }
 
   private inflightTotal(): number {
@@ -178,20 +177,13 @@ export class DeliveryWorker {
   private async deliver(delivery: ClaimedDelivery, release: () => void): Promise<void> {
     const { endpoint } = delivery;
     const now = this.options.clock.now();
-    const secrets = [endpoint.secret];
-    if (
-      endpoint.previousSecret &&
-      endpoint.previousSecretExpiresAt &&
-      endpoint.previousSecretExpiresAt > now
-    ) {
-      secrets.push(endpoint.previousSecret);
-    }
+    const secrets = signingSecrets(endpoint, now);
     const headers = {
       'content-type': 'application/json',
       'user-agent': 'Trackway-Webhooks/1.0',
-      'x-service-signature': signPayload(endpoint.secret, delivery.body),
+      'x-service-signature': signPayload(secrets.serviceSignature, delivery.body),
       ...standardWebhookHeaders(
-        secrets,
+        secrets.standardWebhooks,
         delivery.messageId,
         Math.floor(now.getTime() / 1000),
         delivery.body,
@@ -211,18 +203,32 @@ export class DeliveryWorker {
     });
     const succeeded = next.outcome.kind === 'succeeded';
     this.options.metrics?.webhookAttempts.inc({ outcome: next.outcome.kind });
-    await this.options.store.recordAttempt(
-      delivery,
-      this.owner,
-      {
-        status: succeeded ? 'succeeded' : 'failed',
-        responseStatusCode: sent.statusCode,
-        durationMs: sent.durationMs,
-        error: sent.error,
-        responseBody: sent.responseBody,
-        ...next,
-      },
-      at,
-    );
+    const result: AttemptResult = {
+      status: succeeded ? 'succeeded' : 'failed',
+      responseStatusCode: sent.statusCode,
+      durationMs: sent.durationMs,
+      error: sent.error,
+      responseBody: sent.responseBody,
+      ...next,
+    };
+    try {
+      await this.options.store.recordAttempt(delivery, this.owner, result, at);
+    } catch (error) {
+      // What the receiver sent is the only part of the record it controls. Were the record
+      // refused for it, the lease would run out, the message would be sent again and refused
+      // again, forever (issue 15: a 200 answered with a NUL byte, redelivered every 20 s). So
+      // the outcome is recorded once more without the receiver's text: the schedule moves on.
+      // A store that is away refuses this too, and the lease brings the message back later.
+      this.options.logger.warn(
+        { err: error, message_id: delivery.messageId },
+        'webhook attempt record refused; recording it without the response',
+      );
+      await this.options.store.recordAttempt(
+        delivery,
+        this.owner,
+        { ...result, responseBody: null, error: result.error === null ? null : UNRECORDED_ERROR },
+        at,
+      );
+    }
   }
 }

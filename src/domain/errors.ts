@@ -28,19 +28,9 @@ export class TrackwayError extends Error {
   }
 }
 
-/** Missing or empty required field: the spec's exact wording. */
-export function missingField(field: string): TrackwayError {
-  return new TrackwayError('invalid_request', `Missing required field: ${field}`, field);
-}
-
 /** A field with the wrong type or format: `Invalid field: value must be a finite number`. */
 export function invalidField(field: string, reason: string): TrackwayError {
   return new TrackwayError('invalid_request', `Invalid field: ${field} ${reason}`, field);
-}
-
-/** A field the schema does not know (nothing the caller sent is silently dropped). */
-export function unknownField(field: string): TrackwayError {
-  return new TrackwayError('invalid_request', `Unknown field: ${field}`, field);
 }
 
 export function invalidParameter(parameter: string, reason: string): TrackwayError {
@@ -67,45 +57,21 @@ export class RateLimitedError extends TrackwayError {
   }
 }
 
-/** Errors that mean "the database cannot be reached right now", from either store's driver. */
-const UNAVAILABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EPIPE',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EAI_AGAIN',
-  // PostgreSQL: admin/crash shutdown, cannot connect now, too many connections.
-  '57P01',
-  '57P02',
-  '57P03',
-  '53300',
-  // SQLite: still locked by another writer after busy_timeout.
-  'SQLITE_BUSY',
-]);
-const UNAVAILABLE_MESSAGES =
-  /Connection terminated|timeout exceeded when trying to connect|Query read timeout|Connection is closed|connection error/i;
-
 /**
- * True for a storage outage (as opposed to a bug): the request is answered 503 at once, and
- * the same request can simply be sent again later.
+ * The store could not do it right now (unreachable, or still conflicting after its own
+ * retries): nothing was written, and the same request can simply be sent again later. Adapters
+ * translate their drivers' errors into this (storage/driver-errors.ts).
  */
-export function isStorageUnavailable(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'))) {
-    return true;
-  }
-  return UNAVAILABLE_MESSAGES.test(error.message);
-}
-
-/**
- * PostgreSQL aborted a transaction to resolve a conflict with another one, not because of
- * anything in it: a serialization failure or a deadlock. Nothing was written, and running it
- * again normally succeeds.
- */
-export function isTransactionConflict(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return code === '40001' || code === '40P01';
+export function storageUnavailable(
+  reason: 'unreachable' | 'conflict',
+  cause: unknown,
+): TrackwayError {
+  return new TrackwayError(
+    'service_unavailable',
+    reason === 'conflict'
+      ? 'Storage is busy with conflicting writes; nothing was stored. Please retry shortly.'
+      : 'Storage is not reachable right now; nothing was stored. Please retry shortly.',
+    undefined,
+    { cause },
+  );
 }

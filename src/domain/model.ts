@@ -96,7 +96,8 @@ export interface WebhookEndpoint {
 export type AttemptStatus = 'succeeded' | 'failed' | 'pending';
 
 export interface DeliveryAttempt {
-  id: number;
+  /** `att_` + random base62: says nothing about other accounts' attempts. */
+  id: string;
   messageId: string;
   endpointId: string;
   eventType: WebhookEventType;

@@ -15,11 +15,36 @@ import type {
   WebhookEvent,
 } from './model.ts';
 
+/**
+ * Where webhooks may be sent (the SSRF rule, contract §6). Checking resolves DNS, so it is a
+ * port: the domain asks, the adapter (delivery/ssrf.ts) looks up.
+ */
+export interface DestinationCheck {
+  /** The normalised URL, or a TrackwayError naming the `url` field. */
+  check(url: string): Promise<URL>;
+}
+
 export interface Clock {
   now(): Date;
 }
 
-export const systemClock: Clock = { now: () => new Date() };
+/**
+ * Timers that run on a clock's time, so a test clock can fire them by moving time forward
+ * instead of the test sleeping (the delivery worker's polls and waits).
+ */
+export interface Timers {
+  /** Calls `callback` once `ms` of this clock's time have passed; returns what cancels it. */
+  setTimer(callback: () => void, ms: number): () => void;
+}
+
+export const systemClock: Clock & Timers = {
+  now: () => new Date(),
+  setTimer(callback, ms) {
+    // Not unref'd: in a standalone `trackway worker` the worker's timer keeps the process alive.
+    const timer = setTimeout(callback, ms);
+    return () => clearTimeout(timer);
+  },
+};
 
 export interface Page {
   limit: number;
@@ -105,7 +130,14 @@ export interface EventStore {
 }
 
 export interface WebhookStore {
-  createEndpoint(endpoint: WebhookEndpoint): Promise<void>;
+  /**
+   * Registers the endpoint unless the account already has `limit` (not deleted), checked
+   * atomically: concurrent registrations cannot together pass the limit.
+   */
+  createEndpoint(
+    endpoint: WebhookEndpoint,
+    limit: number | null,
+  ): Promise<'created' | 'limit_exceeded'>;
   listEndpoints(accountId: string): Promise<WebhookEndpoint[]>;
   getEndpoint(accountId: string, endpointId: string): Promise<WebhookEndpoint | null>;
   updateEndpoint(
@@ -158,6 +190,23 @@ export interface WebhookStore {
   ): Promise<void>;
   /** The earliest time a pending delivery is due, to sleep exactly until then. */
   nextDueAt(): Promise<Date | null>;
+}
+
+/** How many events one commit stored, and how many it found already stored. */
+export interface StoredCounts {
+  stored: number;
+  deduplicated: number;
+}
+
+/**
+ * What a store announces once a write has committed: the one place the delivery worker and
+ * the metrics learn of writes, so no caller (a route, the CLI) has to remember to tell them.
+ */
+export interface CommitNotifier {
+  /** Webhook messages were committed, or a delivery put back in the queue: work is due now. */
+  outboxWritten(): void;
+  /** Events were committed (`insertEvent`, `insertEvents`). */
+  eventsStored(counts: StoredCounts): void;
 }
 
 export interface Store {

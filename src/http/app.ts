@@ -7,27 +7,20 @@ import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, {
-  type FastifyBaseLogger,
-  type FastifyInstance,
-  type FastifyReply,
-  type FastifyRequest,
-  LogController,
-} from 'fastify';
+import Fastify, { type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import sjson from 'secure-json-parse';
 import type { Config } from '../config.ts';
 import { ApiKeyCache } from '../domain/accounts/key-cache.ts';
-import type { Context } from '../domain/context.ts';
 import { TrackwayError } from '../domain/errors.ts';
 import type { Account } from '../domain/model.ts';
 import { withPixelCache } from '../domain/pixels/pixel-cache.ts';
-import type { Clock, RateLimiter, Store } from '../domain/ports.ts';
 import { compileValidator } from '../domain/validation.ts';
 import { authenticateRequest } from './auth.ts';
 import { decodeBody } from './content-encoding.ts';
+import type { App, AppDeps } from './deps.ts';
 import { handleClientError, handleError, MAX_BODY_BYTES } from './errors.ts';
 import { LazyChildLogger } from './lazy-logger.ts';
-import { createMetrics, type Metrics } from './metrics.ts';
+import { createMetrics } from './metrics.ts';
 import { limitAccount, limitAuthFailure } from './rate-limit.ts';
 import { compileSchemaValidator, NoBodySchema, NoQuerySchema } from './route-kit.ts';
 import { registerListEvents } from './routes/events.list.ts';
@@ -48,42 +41,7 @@ import { registerRotateWebhookSecret } from './routes/webhooks.rotate-secret.ts'
 import { registerTestWebhook } from './routes/webhooks.test-send.ts';
 import { registerUpdateWebhook } from './routes/webhooks.update.ts';
 
-export interface AppDeps {
-  store: Store;
-  clock: Clock;
-  config: Pick<Config, 'trustProxy' | 'webhookAllowPrivate' | 'webhookAllowHttp'>;
-  logger: FastifyBaseLogger;
-  /** Counts requests per account and failed authentications per IP; `null` turns limits off. */
-  rateLimiter: RateLimiter | null;
-  /** Wakes the delivery worker after a commit that wrote webhook messages. */
-  onOutboxWrite?: () => void;
-  /** The process's metrics (shared with the delivery worker); a fresh set when left out. */
-  metrics?: Metrics;
-  /** Set by buildApp: the track path's cached pixel check (`Context.pixelForTracking`). */
-  pixelForTracking?: Context['pixelForTracking'];
-}
-
-export type App = FastifyInstance<
-  import('node:http').Server,
-  import('node:http').IncomingMessage,
-  import('node:http').ServerResponse,
-  FastifyBaseLogger,
-  TypeBoxTypeProvider
->;
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** Set by the auth hook on every /v1 route that needs a key. */
-    account: Account;
-  }
-  interface FastifyContextConfig {
-    /**
-     * Levels of nesting a route's body wraps around what it carries (`{"events": [...]}`: 2),
-     * allowed on top of the depth limit so a batched event nests as deep as one sent alone.
-     */
-    envelopeDepth?: number;
-  }
-}
+export type { App, AppDeps };
 
 /** Requests slower than this are logged; nothing else is logged per request (hot path). */
 const SLOW_REQUEST_MS = 1_000;
@@ -222,6 +180,10 @@ function setStandardHeaders(request: FastifyRequest, reply: FastifyReply): void 
 
 export async function buildApp(given: AppDeps): Promise<App> {
   const metrics = given.metrics ?? createMetrics();
+  given.commits?.onEventsStored(({ stored, deduplicated }) => {
+    if (stored > 0) metrics.eventsTracked.inc({ result: 'stored' }, stored);
+    if (deduplicated > 0) metrics.eventsTracked.inc({ result: 'deduplicated' }, deduplicated);
+  });
   // Every tracked event checks its pixel: that check reuses lookups for up to 1 s
   // (pixel-cache.ts); every read of a pixel goes to the store.
   const { store, pixelForTracking } = withPixelCache(given.store, given.clock);

@@ -3,13 +3,7 @@
  * `error` name. Bodies are always `{ error, message }`, plus `field` when one field is at fault.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import {
-  type ErrorCode,
-  isStorageUnavailable,
-  isTransactionConflict,
-  RateLimitedError,
-  TrackwayError,
-} from '../domain/errors.ts';
+import { type ErrorCode, RateLimitedError, TrackwayError } from '../domain/errors.ts';
 
 export const MAX_BODY_BYTES = 32_768;
 /** POST /v1/track/batch: room for 1,000 typical events (Segment's batch limit is 500 KB). */
@@ -77,20 +71,8 @@ export function toTrackwayError(error: unknown, bodyLimit = MAX_BODY_BYTES): Tra
   if (error instanceof TrackwayError) return error;
   const known = fromFastify(error as FastifyError, bodyLimit);
   if (known) return known;
-  if (isStorageUnavailable(error)) {
-    return new TrackwayError(
-      'service_unavailable',
-      'Storage is not reachable right now; nothing was stored. Please retry shortly.',
-    );
-  }
-  // Still conflicting after the store's own retries (postgres/database.ts): nothing was
-  // stored, and the client's retry is the right answer, not a 500.
-  if (isTransactionConflict(error)) {
-    return new TrackwayError(
-      'service_unavailable',
-      'Storage is busy with conflicting writes; nothing was stored. Please retry shortly.',
-    );
-  }
+  // A store outage or conflict arrives as a domain error already (storage/driver-errors.ts):
+  // what is left is a bug.
   return new TrackwayError('internal', 'An unexpected error occurred');
 }
 
@@ -122,7 +104,12 @@ export function handleError(error: unknown, request: FastifyRequest, reply: Fast
     // The only place a stack trace goes: the log, never the client.
     request.log.error({ err: error }, 'unhandled error');
   } else if (mapped.code === 'service_unavailable') {
-    request.log.warn({ err: (error as Error).message }, 'storage unavailable');
+    // The driver's own words (the cause), for the operator; the client got the product's.
+    const cause = (error as Error).cause;
+    request.log.warn(
+      { err: cause instanceof Error ? cause.message : (error as Error).message },
+      'storage unavailable',
+    );
   }
   const { status, body } = errorBody(mapped);
   if (body.retry_after !== undefined) reply.header('retry-after', body.retry_after);

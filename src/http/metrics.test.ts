@@ -23,13 +23,20 @@ describe('GET /metrics', () => {
     assert.equal((await h.track(owner, event)).statusCode, 200);
     assert.equal((await h.track(owner, event)).statusCode, 200);
     await h.request(null, { method: 'GET', url: `/v1/pixels/${pixel}` });
+    // The batch route counts too: one new event, one already stored.
+    const batch = await h.request(owner, {
+      method: 'POST',
+      url: '/v1/track/batch',
+      payload: { events: [event, { ...event, event_id: 'm-2' }] },
+    });
+    assert.equal(batch.json().accepted, 1);
 
     const res = await h.request(null, { method: 'GET', url: '/metrics' });
     assert.equal(res.statusCode, 200);
     assert.match(res.headers['content-type'] as string, /^text\/plain/);
     const text = res.body;
-    assert.match(text, /trackway_events_tracked_total\{result="stored"\} 1\n/);
-    assert.match(text, /trackway_events_tracked_total\{result="deduplicated"\} 1\n/);
+    assert.match(text, /trackway_events_tracked_total\{result="stored"\} 2\n/);
+    assert.match(text, /trackway_events_tracked_total\{result="deduplicated"\} 2\n/);
     assert.match(
       text,
       /trackway_http_request_duration_seconds_count\{method="POST",route="\/v1\/track",status="200"\} 2\n/,

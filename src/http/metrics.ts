@@ -27,7 +27,7 @@ export function createMetrics(): Metrics {
     }),
     eventsTracked: new Counter({
       name: 'trackway_events_tracked_total',
-      help: 'Events answered 200 by POST /v1/track: stored, or deduplicated against an earlier one.',
+      help: 'Events committed by POST /v1/track and /v1/track/batch: stored, or deduplicated against an earlier one.',
       labelNames: ['result'],
       registers: [registry],
     }),

@@ -5,10 +5,12 @@
 import { type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import type { FastifyRouteSchemaDef } from 'fastify/types/schema.js';
+import { checkDestination, type DestinationPolicy } from '../delivery/ssrf.ts';
 import type { Context } from '../domain/context.ts';
+import type { DestinationCheck } from '../domain/ports.ts';
 import { compileValidator } from '../domain/validation.ts';
 import type { WebhookContext } from '../domain/webhooks/endpoints.ts';
-import type { AppDeps } from './app.ts';
+import type { AppDeps } from './deps.ts';
 
 export const ErrorSchema = Type.Object(
   {
@@ -88,12 +90,16 @@ export function contextOf(deps: AppDeps, request: FastifyRequest): Context {
   return ctx;
 }
 
+const destinationCheck = (policy: DestinationPolicy): DestinationCheck => ({
+  check: (url) => checkDestination(url, policy),
+});
+
 export function webhookContextOf(deps: AppDeps, request: FastifyRequest): WebhookContext {
   return {
     ...contextOf(deps, request),
-    destinations: {
+    destinations: destinationCheck({
       allowPrivate: deps.config.webhookAllowPrivate,
       allowHttp: deps.config.webhookAllowHttp,
-    },
+    }),
   };
 }

@@ -153,7 +153,7 @@ for (const kind of await testStores()) {
     };
     const subscribe = async (accountId: string, events: WebhookEventType[] = ['event.tracked']) => {
       const e = endpoint(accountId, { events });
-      await store.webhooks.createEndpoint(e);
+      await store.webhooks.createEndpoint(e, null);
       return e;
     };
 
@@ -745,12 +745,27 @@ for (const kind of await testStores()) {
     });
 
     describe('webhook outbox and delivery queue', () => {
+      it('never lets concurrent registrations exceed the endpoint limit; deleted ones free a place', async () => {
+        const { acct } = await setup();
+        const results = await Promise.all(
+          Array.from({ length: 12 }, () => store.webhooks.createEndpoint(endpoint(acct.id), 5)),
+        );
+        assert.equal(results.filter((r) => r === 'created').length, 5);
+        const made = await store.webhooks.listEndpoints(acct.id);
+        assert.equal(made.length, 5);
+        assert.equal(await store.webhooks.createEndpoint(endpoint(acct.id), 5), 'limit_exceeded');
+        assert.ok(await store.webhooks.deleteEndpoint(acct.id, made[0]!.id, at(1)));
+        assert.equal(await store.webhooks.createEndpoint(endpoint(acct.id), 5), 'created');
+        const { acct: other } = await setup();
+        assert.equal(await store.webhooks.createEndpoint(endpoint(other.id), 5), 'created');
+      });
+
       it('writes one delivery per subscribed, enabled endpoint in the same transaction', async () => {
         const { acct, px } = await setup();
         const wanted = await subscribe(acct.id, ['event.tracked']);
         const unrelated = await subscribe(acct.id, ['pixel.updated']);
         const off = endpoint(acct.id, { enabled: false });
-        await store.webhooks.createEndpoint(off);
+        await store.webhooks.createEndpoint(off, null);
         const e = event(px);
         await store.events.insertEvent(e, [tracked(e)]);
         const claimed = (await claim(store, 'w', at(60_000))).filter((d) =>
@@ -885,6 +900,46 @@ for (const kind of await testStores()) {
         );
       });
 
+      it('records a response holding NUL or a lone surrogate, as U+FFFD, and ends the delivery', async () => {
+        const { acct, px } = await setup();
+        const hook = await subscribe(acct.id);
+        const e = event(px);
+        await store.events.insertEvent(e, [tracked(e)]);
+        const [d] = (await claim(store, 'w', at(60_000))).filter((x) => x.endpoint.id === hook.id);
+        await store.webhooks.recordAttempt(
+          d!,
+          'w',
+          { ...succeeded(), responseBody: 'ok\u0000', error: null },
+          at(60_001),
+        );
+        const [f] = (await claim(store, 'w', at(60_000))).filter((x) => x.endpoint.id === hook.id);
+        assert.equal(f, undefined, 'succeeded: nothing left to claim');
+        const e2 = event(px);
+        await store.events.insertEvent(e2, [tracked(e2)]);
+        const [d2] = (await claim(store, 'w', at(70_000))).filter((x) => x.endpoint.id === hook.id);
+        await store.webhooks.recordAttempt(
+          d2!,
+          'w',
+          {
+            ...succeeded(),
+            status: 'failed',
+            responseStatusCode: 500,
+            responseBody: 'x\ud800y',
+            error: 'HTTP 500\u0000',
+            outcome: { kind: 'failed' },
+          },
+          at(70_001),
+        );
+        const log = await store.webhooks.listAttempts(acct.id, hook.id, { limit: 10, offset: 0 });
+        assert.deepEqual(
+          log.attempts.map((a) => [a.status, a.responseBody, a.error]),
+          [
+            ['failed', 'x\uFFFDy', 'HTTP 500\uFFFD'],
+            ['succeeded', 'ok\uFFFD', null],
+          ],
+        );
+      });
+
       it('marks an attempt cut short by a dead worker as failed when the delivery is claimed again', async () => {
         const { acct, px } = await setup();
         const hook = await subscribe(acct.id);
@@ -1001,7 +1056,7 @@ for (const kind of await testStores()) {
       const acct = account();
       await store.accounts.createAccount(acct, null);
       const live = endpoint(acct.id, { events: ['pixel.created'] });
-      await store.webhooks.createEndpoint(live);
+      await store.webhooks.createEndpoint(live, null);
       const created = (p: Pixel, occurredAt: Date): WebhookEvent[] => [
         { accountId: acct.id, type: 'pixel.created', data: { id: p.id }, occurredAt },
       ];

@@ -2,8 +2,6 @@
  * Webhook endpoint registration and the operator-facing verbs around deliveries. Every read and
  * write is scoped by the caller's account: another account's endpoint is "not found".
  */
-import type { DestinationPolicy } from '../../delivery/ssrf.ts';
-import { checkDestination } from '../../delivery/ssrf.ts';
 import type { Context } from '../context.ts';
 import { TrackwayError } from '../errors.ts';
 import { pageOf } from '../events/list-events.ts';
@@ -15,17 +13,26 @@ import {
   type WebhookEventType,
 } from '../model.ts';
 import type { PageQuery } from '../pixels/schemas.ts';
+import type { DestinationCheck } from '../ports.ts';
 import type { CreateWebhookInput, TestWebhookInput, UpdateWebhookInput } from './schemas.ts';
-import { newWebhookSecret } from './signing.ts';
+import { newWebhookSecret, signingSecrets } from './signing.ts';
 
 export interface WebhookContext extends Context {
-  destinations: DestinationPolicy;
+  destinations: DestinationCheck;
 }
+
+/**
+ * Endpoints an account may register (Stripe's number, contract §6): each one multiplies every
+ * event into a signed POST, so an unbounded list would turn one batch into thousands of
+ * requests aimed at any public host.
+ */
+export const ENDPOINTS_PER_ACCOUNT = 16;
 
 /** How long the old secret keeps signing beside the new one after a rotation. */
 export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
 
-export function webhookObject(endpoint: WebhookEndpoint) {
+export function webhookObject(endpoint: WebhookEndpoint, now: Date) {
+  const previous = signingSecrets(endpoint, now).standardWebhooks.length > 1;
   return {
     id: endpoint.id,
     url: endpoint.url,
@@ -33,6 +40,9 @@ export function webhookObject(endpoint: WebhookEndpoint) {
     description: endpoint.description,
     enabled: endpoint.enabled,
     created_at: endpoint.createdAt.toISOString(),
+    previous_secret_expires_at: previous
+      ? (endpoint.previousSecretExpiresAt?.toISOString() ?? null)
+      : null,
   };
 }
 
@@ -45,7 +55,7 @@ export async function createWebhook({
   ctx: WebhookContext;
   input: CreateWebhookInput;
 }) {
-  const url = await checkDestination(input.url, ctx.destinations);
+  const url = await ctx.destinations.check(input.url);
   const now = ctx.clock.now();
   const endpoint: WebhookEndpoint = {
     id: newId('wh'),
@@ -62,13 +72,20 @@ export async function createWebhook({
     createdAt: now,
     updatedAt: now,
   };
-  await ctx.store.webhooks.createEndpoint(endpoint);
-  return { ...webhookObject(endpoint), secret: endpoint.secret };
+  const outcome = await ctx.store.webhooks.createEndpoint(endpoint, ENDPOINTS_PER_ACCOUNT);
+  if (outcome === 'limit_exceeded') {
+    throw new TrackwayError(
+      'forbidden',
+      `Subscription limit exceeded: an account may have ${ENDPOINTS_PER_ACCOUNT} webhook endpoints`,
+    );
+  }
+  return { ...webhookObject(endpoint, now), secret: endpoint.secret };
 }
 
 export async function listWebhooks({ ctx }: { ctx: Context }) {
   const endpoints = await ctx.store.webhooks.listEndpoints(ctx.account.id);
-  return { webhooks: endpoints.map(webhookObject) };
+  const now = ctx.clock.now();
+  return { webhooks: endpoints.map((endpoint) => webhookObject(endpoint, now)) };
 }
 
 async function existing(ctx: Context, id: string): Promise<WebhookEndpoint> {
@@ -78,7 +95,7 @@ async function existing(ctx: Context, id: string): Promise<WebhookEndpoint> {
 }
 
 export async function getWebhook({ ctx, id }: { ctx: Context; id: string }) {
-  return webhookObject(await existing(ctx, id));
+  return webhookObject(await existing(ctx, id), ctx.clock.now());
 }
 
 export async function updateWebhook({
@@ -91,9 +108,7 @@ export async function updateWebhook({
   input: UpdateWebhookInput;
 }) {
   const url =
-    input.url === undefined
-      ? undefined
-      : (await checkDestination(input.url, ctx.destinations)).toString();
+    input.url === undefined ? undefined : (await ctx.destinations.check(input.url)).toString();
   const now = ctx.clock.now();
   const result = await ctx.store.webhooks.updateEndpoint(ctx.account.id, id, (current) => {
     const next: WebhookEndpoint = {
@@ -112,7 +127,7 @@ export async function updateWebhook({
     return { next, emit: [] };
   });
   if (!result) throw notFound(id);
-  return webhookObject(result.after);
+  return webhookObject(result.after, now);
 }
 
 export async function deleteWebhook({ ctx, id }: { ctx: Context; id: string }) {
@@ -134,12 +149,12 @@ export async function rotateWebhookSecret({ ctx, id }: { ctx: Context; id: strin
     emit: [],
   }));
   if (!result) throw notFound(id);
-  return { ...webhookObject(result.after), secret: result.after.secret };
+  return { ...webhookObject(result.after, now), secret: result.after.secret };
 }
 
 function deliveryObject(attempt: DeliveryAttempt) {
   return {
-    id: `att_${attempt.id}`,
+    id: attempt.id,
     message_id: attempt.messageId,
     event: attempt.eventType,
     attempt: attempt.attempt,

@@ -46,6 +46,10 @@ export const WebhookSchema = Type.Object({
   description: Type.Union([Type.String(), Type.Null()]),
   enabled: Type.Boolean(),
   created_at: Type.String({ format: 'date-time' }),
+  previous_secret_expires_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description:
+      'After a rotation: when the old secret stops signing (null when no old secret signs).',
+  }),
 });
 
 export const WebhookWithSecretSchema = Type.Composite([

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   newWebhookSecret,
+  signingSecrets,
   signPayload,
   standardWebhookHeaders,
   standardWebhookSignature,
@@ -60,5 +61,45 @@ describe('webhook signing', () => {
       assert.equal(verifyPayloadSignature(secret, body, bad), false, bad);
     }
     assert.equal(verifyPayloadSignature(secret, `${body} `, good), false);
+  });
+});
+
+describe('which secrets sign (contract §6)', () => {
+  const rotatedAt = new Date('2026-11-25T00:00:00Z');
+  const expires = new Date(rotatedAt.getTime() + 24 * 3600_000);
+  const rotated = {
+    secret: 'whsec_new',
+    previousSecret: 'whsec_old',
+    previousSecretExpiresAt: expires,
+  };
+
+  it('signs with the only secret when there was no rotation', () => {
+    assert.deepEqual(
+      signingSecrets(
+        { secret: 'whsec_a', previousSecret: null, previousSecretExpiresAt: null },
+        rotatedAt,
+      ),
+      { serviceSignature: 'whsec_a', standardWebhooks: ['whsec_a'] },
+    );
+  });
+
+  it('keeps X-Service-Signature on the old secret during the overlap, both in webhook-signature', () => {
+    assert.deepEqual(signingSecrets(rotated, rotatedAt), {
+      serviceSignature: 'whsec_old',
+      standardWebhooks: ['whsec_new', 'whsec_old'],
+    });
+    assert.deepEqual(signingSecrets(rotated, new Date(expires.getTime() - 1)), {
+      serviceSignature: 'whsec_old',
+      standardWebhooks: ['whsec_new', 'whsec_old'],
+    });
+  });
+
+  it('switches to the new secret alone when the overlap ends', () => {
+    for (const at of [expires, new Date(expires.getTime() + 1)]) {
+      assert.deepEqual(signingSecrets(rotated, at), {
+        serviceSignature: 'whsec_new',
+        standardWebhooks: ['whsec_new'],
+      });
+    }
   });
 });

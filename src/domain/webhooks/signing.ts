@@ -55,3 +55,37 @@ export function standardWebhookHeaders(
       .join(' '),
   };
 }
+
+/** The secrets an endpoint's rotation state asks for, at one moment. */
+export interface SigningSecrets {
+  /** `X-Service-Signature` holds one value: the old secret while it overlaps, then the new. */
+  serviceSignature: string;
+  /** `webhook-signature` holds one entry per secret: the new one first, then the old. */
+  standardWebhooks: string[];
+}
+
+/**
+ * Which secrets sign a request sent `at` (contract §6). During a rotation's overlap the old
+ * secret keeps `X-Service-Signature`, so a receiver that has not yet deployed the new one keeps
+ * working, and the Standard Webhooks header carries both; when the overlap ends only the new
+ * secret signs.
+ */
+export function signingSecrets(
+  endpoint: {
+    secret: string;
+    previousSecret: string | null;
+    previousSecretExpiresAt: Date | null;
+  },
+  at: Date,
+): SigningSecrets {
+  const previous =
+    endpoint.previousSecret !== null &&
+    endpoint.previousSecretExpiresAt !== null &&
+    endpoint.previousSecretExpiresAt.getTime() > at.getTime()
+      ? endpoint.previousSecret
+      : null;
+  if (previous === null) {
+    return { serviceSignature: endpoint.secret, standardWebhooks: [endpoint.secret] };
+  }
+  return { serviceSignature: previous, standardWebhooks: [endpoint.secret, previous] };
+}

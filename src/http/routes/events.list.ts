@@ -1,6 +1,6 @@
 import { listEvents } from '../../domain/events/list-events.ts';
 import { EventListSchema, ListEventsQuerySchema } from '../../domain/events/schemas.ts';
-import type { App, AppDeps } from '../app.ts';
+import type { App, AppDeps } from '../deps.ts';
 import { contextOf, errorResponses, PixelIdParams } from '../route-kit.ts';
 
 export function registerListEvents(app: App, deps: AppDeps): void {

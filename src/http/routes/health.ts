@@ -1,4 +1,4 @@
-import type { App, AppDeps } from '../app.ts';
+import type { App, AppDeps } from '../deps.ts';
 
 export function registerHealthRoutes(app: App, deps: AppDeps): void {
   // Process up: no dependencies checked, so an orchestrator never restarts a healthy process

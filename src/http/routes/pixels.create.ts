@@ -1,6 +1,6 @@
 import { createPixel } from '../../domain/pixels/pixels.ts';
 import { CreatePixelSchema, PixelSchema } from '../../domain/pixels/schemas.ts';
-import type { App, AppDeps } from '../app.ts';
+import type { App, AppDeps } from '../deps.ts';
 import { contextOf, ErrorSchema, errorResponses } from '../route-kit.ts';
 
 export function registerCreatePixel(app: App, deps: AppDeps): void {
@@ -18,7 +18,6 @@ export function registerCreatePixel(app: App, deps: AppDeps): void {
     },
     async (request, reply) => {
       const pixel = await createPixel({ ctx: contextOf(deps, request), input: request.body });
-      deps.onOutboxWrite?.();
       return reply.code(201).send(pixel);
     },
   );

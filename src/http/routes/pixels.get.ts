@@ -1,6 +1,6 @@
 import { getPixel } from '../../domain/pixels/pixels.ts';
 import { PixelSchema } from '../../domain/pixels/schemas.ts';
-import type { App, AppDeps } from '../app.ts';
+import type { App, AppDeps } from '../deps.ts';
 import { contextOf, errorResponses, PixelIdParams } from '../route-kit.ts';
 
 export function registerGetPixel(app: App, deps: AppDeps): void {

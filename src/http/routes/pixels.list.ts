@@ -1,6 +1,6 @@
 import { listPixels } from '../../domain/pixels/pixels.ts';
 import { PageQuerySchema, PixelListSchema } from '../../domain/pixels/schemas.ts';
-import type { App, AppDeps } from '../app.ts';
+import type { App, AppDeps } from '../deps.ts';
 import { contextOf, errorResponses } from '../route-kit.ts';
 
 export function registerListPixels(app: App, deps: AppDeps): void {

@@ -1,6 +1,6 @@
 import { updatePixel } from '../../domain/pixels/pixels.ts';
 import { PixelSchema, UpdatePixelSchema } from '../../domain/pixels/schemas.ts';
-import type { App, AppDeps } from '../app.ts';
+import type { App, AppDeps } from '../deps.ts';
 import { contextOf, ErrorSchema, errorResponses, PixelIdParams } from '../route-kit.ts';
 
 export function registerUpdatePixel(app: App, deps: AppDeps): void {
@@ -23,7 +23,6 @@ export function registerUpdatePixel(app: App, deps: AppDeps): void {
         pixelId: request.params.pixel_id,
         input: request.body,
       });
-      deps.onOutboxWrite?.();
       return pixel;
     },
   );

@@ -7,7 +7,7 @@ import {
 } from '../../domain/events/schemas.ts';
 import { trackEvents } from '../../domain/events/track-batch.ts';
 import { compileValidator } from '../../domain/validation.ts';
-import type { App, AppDeps } from '../app.ts';
+import type { App, AppDeps } from '../deps.ts';
 import { errorBody, MAX_BATCH_BODY_BYTES } from '../errors.ts';
 import { bodyValidatedBy, contextOf, ErrorSchema, errorResponses } from '../route-kit.ts';
 
@@ -70,7 +70,6 @@ export function registerTrackBatch(app: App, deps: AppDeps): void {
         const { status, body } = errorBody(outcome.error);
         response.results.push({ index, status, ...body });
       }
-      if (response.accepted > 0) deps.onOutboxWrite?.();
       return response;
     },
   );

@@ -1,6 +1,6 @@
 import { TrackEventResponseSchema, TrackEventSchema } from '../../domain/events/schemas.ts';
 import { trackEvent } from '../../domain/events/track-event.ts';
-import type { App, AppDeps } from '../app.ts';
+import type { App, AppDeps } from '../deps.ts';
 import { bodyValidatedBy, contextOf, ErrorSchema, errorResponses } from '../route-kit.ts';
 
 export function registerTrack(app: App, deps: AppDeps): void {
@@ -24,11 +24,6 @@ export function registerTrack(app: App, deps: AppDeps): void {
       // trackEvent validates the body: its format checks come before unknown fields (§3).
       validatorCompiler: bodyValidatedBy(),
     },
-    async (request) => {
-      const result = await trackEvent({ ctx: contextOf(deps, request), input: request.body });
-      if (!result.deduplicated) deps.onOutboxWrite?.();
-      deps.metrics?.eventsTracked.inc({ result: result.deduplicated ? 'deduplicated' : 'stored' });
-      return result;
-    },
+    async (request) => trackEvent({ ctx: contextOf(deps, request), input: request.body }),
   );
 }

@@ -1,6 +1,6 @@
 import { createWebhook } from '../../domain/webhooks/endpoints.ts';
 import { CreateWebhookSchema, WebhookWithSecretSchema } from '../../domain/webhooks/schemas.ts';
-import type { App, AppDeps } from '../app.ts';
+import type { App, AppDeps } from '../deps.ts';
 import { errorResponses, webhookContextOf } from '../route-kit.ts';
 
 export function registerCreateWebhook(app: App, deps: AppDeps): void {

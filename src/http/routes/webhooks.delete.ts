@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { deleteWebhook } from '../../domain/webhooks/endpoints.ts';
 import { WebhookIdParams } from '../../domain/webhooks/schemas.ts';
-import type { App, AppDeps } from '../app.ts';
+import type { App, AppDeps } from '../deps.ts';
 import { contextOf, errorResponses } from '../route-kit.ts';
 
 export function registerDeleteWebhook(app: App, deps: AppDeps): void {

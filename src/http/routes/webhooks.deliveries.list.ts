@@ -1,7 +1,7 @@
 import { PageQuerySchema } from '../../domain/pixels/schemas.ts';
 import { listDeliveries } from '../../domain/webhooks/endpoints.ts';
 import { DeliveryListSchema, WebhookIdParams } from '../../domain/webhooks/schemas.ts';
-import type { App, AppDeps } from '../app.ts';
+import type { App, AppDeps } from '../deps.ts';
 import { contextOf, errorResponses } from '../route-kit.ts';
 
 export function registerListDeliveries(app: App, deps: AppDeps): void {

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { retryDelivery } from '../../domain/webhooks/endpoints.ts';
 import { DeliveryParams } from '../../domain/webhooks/schemas.ts';
-import type { App, AppDeps } from '../app.ts';
+import type { App, AppDeps } from '../deps.ts';
 import { contextOf, ErrorSchema, errorResponses } from '../route-kit.ts';
 
 export function registerRetryDelivery(app: App, deps: AppDeps): void {
@@ -31,7 +31,6 @@ export function registerRetryDelivery(app: App, deps: AppDeps): void {
         id: request.params.webhook_id,
         messageId: request.params.message_id,
       });
-      deps.onOutboxWrite?.();
       return reply.code(202).send(queued);
     },
   );

@@ -1,6 +1,6 @@
 import { getWebhook } from '../../domain/webhooks/endpoints.ts';
 import { WebhookIdParams, WebhookSchema } from '../../domain/webhooks/schemas.ts';
-import type { App, AppDeps } from '../app.ts';
+import type { App, AppDeps } from '../deps.ts';
 import { contextOf, errorResponses } from '../route-kit.ts';
 
 export function registerGetWebhook(app: App, deps: AppDeps): void {

@@ -1,6 +1,6 @@
 import { listWebhooks } from '../../domain/webhooks/endpoints.ts';
 import { WebhookListSchema } from '../../domain/webhooks/schemas.ts';
-import type { App, AppDeps } from '../app.ts';
+import type { App, AppDeps } from '../deps.ts';
 import { contextOf, errorResponses } from '../route-kit.ts';
 
 export function registerListWebhooks(app: App, deps: AppDeps): void {

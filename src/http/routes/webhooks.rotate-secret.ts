@@ -1,6 +1,6 @@
 import { rotateWebhookSecret } from '../../domain/webhooks/endpoints.ts';
 import { WebhookIdParams, WebhookWithSecretSchema } from '../../domain/webhooks/schemas.ts';
-import type { App, AppDeps } from '../app.ts';
+import type { App, AppDeps } from '../deps.ts';
 import { contextOf, errorResponses } from '../route-kit.ts';
 
 export function registerRotateWebhookSecret(app: App, deps: AppDeps): void {
@@ -10,7 +10,7 @@ export function registerRotateWebhookSecret(app: App, deps: AppDeps): void {
       schema: {
         summary: 'Rotate the signing secret',
         description:
-          'Returns the new secret. For 24 hours the old secret keeps signing beside it (a second `webhook-signature` entry); `X-Service-Signature` uses the new one at once.',
+          'Returns the new secret. For 24 hours (until `previous_secret_expires_at`) the old secret keeps signing: `X-Service-Signature` stays on the old secret and `webhook-signature` carries both; then only the new secret signs.',
         tags: ['Webhooks'],
         params: WebhookIdParams,
         response: { 200: WebhookWithSecretSchema, ...errorResponses },

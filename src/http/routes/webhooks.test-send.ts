@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { sendTestWebhook } from '../../domain/webhooks/endpoints.ts';
 import { TestWebhookSchema, WebhookIdParams } from '../../domain/webhooks/schemas.ts';
-import type { App, AppDeps } from '../app.ts';
+import type { App, AppDeps } from '../deps.ts';
 import { contextOf, errorResponses } from '../route-kit.ts';
 
 export function registerTestWebhook(app: App, deps: AppDeps): void {
@@ -32,7 +32,6 @@ export function registerTestWebhook(app: App, deps: AppDeps): void {
         id: request.params.webhook_id,
         input: request.body,
       });
-      deps.onOutboxWrite?.();
       return reply.code(202).send(sent);
     },
   );

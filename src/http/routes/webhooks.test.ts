@@ -41,6 +41,7 @@ for (const kind of await testStores()) {
         'subscription.updated',
       ]);
       assert.equal(webhook.enabled, true);
+      assert.equal(webhook.previous_secret_expires_at, null);
       assert.equal(webhook.description, 'Orders');
       const got = await h.request(acme, { method: 'GET', url: `/v1/webhooks/${webhook.id}` });
       assert.equal(got.json().secret, undefined);
@@ -126,6 +127,28 @@ for (const kind of await testStores()) {
       assert.equal(patch.statusCode, 400);
     });
 
+    it('caps endpoints at 16 an account: the 17th is 403 Subscription limit exceeded', async () => {
+      const owner = await h.account('enterprise');
+      const made = await Promise.all(
+        Array.from({ length: 16 }, (_, i) => create(owner, { url: `http://127.0.0.1:9/cap${i}` })),
+      );
+      assert.deepEqual(
+        made.map((r) => r.statusCode),
+        Array(16).fill(201),
+      );
+      const over = await create(owner, { url: 'http://127.0.0.1:9/cap16' });
+      assert.equal(over.statusCode, 403);
+      assert.deepEqual(over.json(), {
+        error: 'Forbidden',
+        message: 'Subscription limit exceeded: an account may have 16 webhook endpoints',
+      });
+      // Another account is not affected; a deleted endpoint frees its place.
+      assert.equal((await create(other, { url: 'http://127.0.0.1:9/cap-other' })).statusCode, 201);
+      const first = made[0]!.json().id;
+      await h.request(owner, { method: 'DELETE', url: `/v1/webhooks/${first}` });
+      assert.equal((await create(owner, { url: 'http://127.0.0.1:9/cap17' })).statusCode, 201);
+    });
+
     it('updates, rotates and deletes', async () => {
       const { id, secret } = (
         await create(acme, { url: 'http://127.0.0.1:9/a', events: ['pixel.created'] })
@@ -149,6 +172,10 @@ for (const kind of await testStores()) {
       assert.equal(rotated.statusCode, 200);
       assert.notEqual(rotated.json().secret, secret);
       assert.match(rotated.json().secret, /^whsec_/);
+      const overlapEnds = new Date(h.clock.now().getTime() + 24 * 3600_000).toISOString();
+      assert.equal(rotated.json().previous_secret_expires_at, overlapEnds);
+      const shown = await h.request(acme, { method: 'GET', url: `/v1/webhooks/${id}` });
+      assert.equal(shown.json().previous_secret_expires_at, overlapEnds);
       const deleted = await h.request(acme, { method: 'DELETE', url: `/v1/webhooks/${id}` });
       assert.deepEqual(deleted.json(), { id, deleted: true });
       const gone = await h.request(acme, { method: 'GET', url: `/v1/webhooks/${id}` });

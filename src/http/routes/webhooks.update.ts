@@ -4,7 +4,7 @@ import {
   WebhookIdParams,
   WebhookSchema,
 } from '../../domain/webhooks/schemas.ts';
-import type { App, AppDeps } from '../app.ts';
+import type { App, AppDeps } from '../deps.ts';
 import { errorResponses, webhookContextOf } from '../route-kit.ts';
 
 export function registerUpdateWebhook(app: App, deps: AppDeps): void {
@@ -27,7 +27,6 @@ export function registerUpdateWebhook(app: App, deps: AppDeps): void {
         id: request.params.webhook_id,
         input: request.body,
       });
-      deps.onOutboxWrite?.();
       return webhook;
     },
   );

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
-import { isStorageUnavailable, isTransactionConflict } from '../../domain/errors.ts';
+import { isStorageUnavailable, isTransactionConflict } from '../driver-errors.ts';
 
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
 
@@ -95,18 +95,21 @@ export function createPool(options: PostgresOptions): { pool: pg.Pool; schema: s
     keepAlive: true,
     // The search path is a startup parameter, so it costs no extra round trip per connection.
     ...(schema !== null && { options: `-c search_path=${schema}` }),
+    // Awaited by the pool before it hands the new connection to anyone, so the setting is in
+    // place before the first query and nothing else is sent on the connection meanwhile (a
+    // query queued from the 'connect' event raced the caller's own: pg's "client is already
+    // executing a query" deprecation, an error from pg 9 on).
+    onConnect: async (client: pg.ClientBase) => {
+      // A connection lost while checked out (mid-transaction, say) must not crash the process
+      // through an unhandled 'error' event: the query in flight rejects with the error anyway,
+      // and the request gets its 503.
+      client.on('error', () => {});
+      await client.query(DURABLE_COMMITS);
+    },
   });
   // An idle connection dropped by the server (restart, failover) must not crash the process;
   // the pool replaces it and the next query reports any lasting problem.
   pool.on('error', () => {});
-  // The same for a connection lost while checked out (mid-transaction, say): without a
-  // listener its 'error' event would crash the process. The query in flight rejects with the
-  // error anyway, and the request gets its 503.
-  pool.on('connect', (client) => {
-    client.on('error', () => {});
-    // Queued before anything the pool's caller sends on this connection, so it runs first.
-    client.query(DURABLE_COMMITS).catch(() => {});
-  });
   return { pool, schema };
 }
 

@@ -3,42 +3,12 @@ import type { TrackedEvent, WebhookEvent } from '../../domain/model.ts';
 import type { EventQuery, EventStore, InsertOutcome, NewEvent } from '../../domain/ports.ts';
 import { planTotal, totalSql } from '../event-totals.ts';
 import { GroupCommit } from '../group-commit.ts';
+import * as rows from '../rows.ts';
+import { type EventRow, postgresCodec } from '../rows.ts';
 import { inTransaction } from './database.ts';
 import { writeOutbox } from './webhooks.ts';
 
-interface EventRow {
-  account_id: string;
-  pixel_id: string;
-  event_id: string;
-  event_name: string;
-  value: number | null;
-  currency: string | null;
-  timestamp: Date;
-  received_at: Date;
-  url: string | null;
-  referrer: string | null;
-  title: string | null;
-  search_string: string | null;
-  user_data: Record<string, string> | null;
-  custom_data: Record<string, unknown> | null;
-}
-
-const toEvent = (r: EventRow): TrackedEvent => ({
-  accountId: r.account_id,
-  pixelId: r.pixel_id,
-  eventId: r.event_id,
-  eventName: r.event_name,
-  value: r.value,
-  currency: r.currency,
-  timestamp: r.timestamp,
-  receivedAt: r.received_at,
-  url: r.url,
-  referrer: r.referrer,
-  title: r.title,
-  searchString: r.search_string,
-  userData: r.user_data,
-  customData: r.custom_data,
-});
+const toEvent = (r: EventRow) => rows.toEvent(postgresCodec, r);
 
 type Outcome = InsertOutcome;
 type Pending = NewEvent;

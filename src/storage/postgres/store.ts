@@ -1,12 +1,5 @@
 import type pg from 'pg';
-import type { PlanName, SubscriptionStatus } from '../../domain/accounts/plans.ts';
-import type {
-  Account,
-  ApiKeyRecord,
-  Pixel,
-  PixelStatus,
-  WebhookEvent,
-} from '../../domain/model.ts';
+import type { Account, ApiKeyRecord, Pixel, WebhookEvent } from '../../domain/model.ts';
 import type {
   AccountStore,
   Change,
@@ -15,6 +8,9 @@ import type {
   PixelStore,
   Store,
 } from '../../domain/ports.ts';
+import { translateDriverErrors } from '../driver-errors.ts';
+import * as rows from '../rows.ts';
+import { type AccountRow, type KeyRow, type PixelRow, postgresCodec } from '../rows.ts';
 import {
   createPool,
   describeTarget,
@@ -26,65 +22,9 @@ import {
 import { PostgresEventStore } from './events.ts';
 import { PostgresWebhookStore, writeOutbox } from './webhooks.ts';
 
-interface AccountRow {
-  id: string;
-  name: string;
-  plan: string;
-  status: string;
-  custom_requests_per_minute: number | null;
-  custom_daily_limit: number | null;
-  created_at: Date;
-}
-
-interface KeyRow {
-  id: string;
-  account_id: string;
-  prefix: string;
-  last4: string;
-  created_at: Date;
-  revoked_at: Date | null;
-}
-
-interface PixelRow {
-  id: string;
-  account_id: string;
-  name: string;
-  domain: string;
-  tracking_domain: string;
-  status: string;
-  created_at: Date;
-  updated_at: Date;
-}
-
-const toAccount = (r: AccountRow): Account => ({
-  id: r.id,
-  name: r.name,
-  plan: r.plan as PlanName,
-  status: r.status as SubscriptionStatus,
-  customRequestsPerMinute: r.custom_requests_per_minute,
-  customDailyLimit: r.custom_daily_limit,
-  createdAt: r.created_at,
-});
-
-const toKey = (r: KeyRow): ApiKeyRecord => ({
-  id: r.id,
-  accountId: r.account_id,
-  prefix: r.prefix,
-  last4: r.last4,
-  createdAt: r.created_at,
-  revokedAt: r.revoked_at,
-});
-
-const toPixel = (r: PixelRow): Pixel => ({
-  id: r.id,
-  accountId: r.account_id,
-  name: r.name,
-  domain: r.domain,
-  trackingDomain: r.tracking_domain,
-  status: r.status as PixelStatus,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-});
+const toAccount = (r: AccountRow) => rows.toAccount(postgresCodec, r);
+const toKey = (r: KeyRow) => rows.toKey(postgresCodec, r);
+const toPixel = (r: PixelRow) => rows.toPixel(postgresCodec, r);
 
 const INSERT_KEY = `INSERT INTO api_keys (id, account_id, key_hash, prefix, last4, created_at, revoked_at)
   VALUES ($1, $2, $3, $4, $5, $6, $7)`;
@@ -307,7 +247,7 @@ export class PostgresStore implements Store {
         `Cannot connect to PostgreSQL at ${describeTarget(options.url)}: ${(error as Error).message}. Check DATABASE_URL and that the server is running.`,
       );
     }
-    return new PostgresStore(pool, schema);
+    return translateDriverErrors(new PostgresStore(pool, schema));
   }
 
   async migrate(): Promise<void> {

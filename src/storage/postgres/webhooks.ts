@@ -1,81 +1,29 @@
 import type pg from 'pg';
-import { newMessageId } from '../../domain/ids.ts';
+import { newId, newMessageId } from '../../domain/ids.ts';
 import type {
   AttemptResult,
   ClaimedDelivery,
-  DeliveryAttempt,
   WebhookEndpoint,
   WebhookEvent,
   WebhookEventType,
 } from '../../domain/model.ts';
 import type { Change, Page, RetryOutcome, WebhookStore } from '../../domain/ports.ts';
-import { webhookBody } from '../../domain/webhooks/payload.ts';
+import {
+  afterAttempt,
+  claimedBody,
+  INTERRUPTED_ATTEMPT_ERROR,
+} from '../../domain/webhooks/delivery.ts';
+import { storableText } from '../../domain/webhooks/response-excerpt.ts';
 import { GroupCommit } from '../group-commit.ts';
+import * as rows from '../rows.ts';
+import { type AttemptRow, type EndpointRow, postgresCodec } from '../rows.ts';
 import { inTransaction } from './database.ts';
+
+const toEndpoint = (r: EndpointRow) => rows.toEndpoint(postgresCodec, r);
+const toAttempt = (r: AttemptRow) => rows.toAttempt(postgresCodec, r);
 
 /** Anything that can run a query: the pool, or one client inside a transaction. */
 export type Queryable = pg.Pool | pg.PoolClient;
-
-interface EndpointRow {
-  id: string;
-  account_id: string;
-  url: string;
-  events: string[];
-  description: string | null;
-  enabled: boolean;
-  secret: string;
-  previous_secret: string | null;
-  previous_secret_expires_at: Date | null;
-  failing_since: Date | null;
-  disabled_reason: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-interface AttemptRow {
-  id: string;
-  message_id: string;
-  endpoint_id: string;
-  event_type: string;
-  attempt: number;
-  status: string;
-  response_status_code: number | null;
-  duration_ms: number | null;
-  error: string | null;
-  response_body: string | null;
-  attempted_at: Date;
-}
-
-const toEndpoint = (r: EndpointRow): WebhookEndpoint => ({
-  id: r.id,
-  accountId: r.account_id,
-  url: r.url,
-  events: r.events as WebhookEventType[],
-  description: r.description,
-  enabled: r.enabled,
-  secret: r.secret,
-  previousSecret: r.previous_secret,
-  previousSecretExpiresAt: r.previous_secret_expires_at,
-  failingSince: r.failing_since,
-  disabledReason: r.disabled_reason,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-});
-
-const toAttempt = (r: AttemptRow): DeliveryAttempt => ({
-  // bigint identity: pg returns it as a string; attempt ids stay far below 2^53.
-  id: Number(r.id),
-  messageId: r.message_id,
-  endpointId: r.endpoint_id,
-  eventType: r.event_type as WebhookEventType,
-  attempt: r.attempt,
-  status: r.status as DeliveryAttempt['status'],
-  responseStatusCode: r.response_status_code,
-  durationMs: r.duration_ms,
-  error: r.error,
-  responseBody: r.response_body,
-  attemptedAt: r.attempted_at,
-});
 
 /** Inserts messages and their deliveries with two statements, however many there are. */
 async function insertMessages(
@@ -172,8 +120,25 @@ interface DueRow {
 export class PostgresWebhookStore implements WebhookStore {
   constructor(private readonly pool: pg.Pool) {}
 
-  async createEndpoint(e: WebhookEndpoint): Promise<void> {
-    await this.pool.query(
+  async createEndpoint(e: WebhookEndpoint, limit: number | null) {
+    return inTransaction(this.pool, async (db): Promise<'created' | 'limit_exceeded'> => {
+      // As for the pixel quota: the account row's lock serialises registrations per account,
+      // so the count cannot be stale when the insert commits, on any number of instances.
+      await db.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [e.accountId]);
+      if (limit !== null) {
+        const { rows } = await db.query<{ n: number }>(
+          'SELECT count(*)::int AS n FROM webhook_endpoints WHERE account_id = $1 AND deleted_at IS NULL',
+          [e.accountId],
+        );
+        if ((rows[0]?.n ?? 0) >= limit) return 'limit_exceeded';
+      }
+      await this.insertEndpoint(db, e);
+      return 'created';
+    });
+  }
+
+  private async insertEndpoint(db: Queryable, e: WebhookEndpoint): Promise<void> {
+    await db.query(
       `INSERT INTO webhook_endpoints (id, account_id, url, events, description, enabled, secret,
          previous_secret, previous_secret_expires_at, failing_since, disabled_reason, created_at, updated_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
@@ -360,16 +325,17 @@ export class PostgresWebhookStore implements WebhookStore {
       const messageIds = rows.map((r) => r.message_id);
       const endpointIds = rows.map((r) => r.endpoint_id);
       // The body is fixed at the first attempt: its `timestamp` is when it was first sent.
-      const bodies = rows.map(
-        (r) =>
-          r.body ??
-          webhookBody(
-            r.message_id,
-            r.endpoint_id,
-            r.event_type as WebhookEventType,
-            JSON.parse(r.data),
-            now,
-          ),
+      const bodies = rows.map((r) =>
+        claimedBody(
+          {
+            messageId: r.message_id,
+            endpointId: r.endpoint_id,
+            eventType: r.event_type as WebhookEventType,
+            data: r.data,
+            body: r.body,
+          },
+          now,
+        ),
       );
       await db.query(
         `UPDATE webhook_deliveries d SET lease_until = $1, lease_owner = $2, attempts = d.attempts + 1,
@@ -387,21 +353,22 @@ export class PostgresWebhookStore implements WebhookStore {
       );
       // An attempt still 'pending' here was cut short (its worker died): say so.
       await db.query(
-        `UPDATE webhook_attempts a SET status = 'failed', error = 'Interrupted: the worker stopped before the attempt finished'
+        `UPDATE webhook_attempts a SET status = 'failed', error = $3
            FROM unnest($1::text[], $2::text[]) AS u(m, e)
           WHERE a.message_id = u.m AND a.endpoint_id = u.e AND a.status = 'pending'`,
-        [messageIds, endpointIds],
+        [messageIds, endpointIds, INTERRUPTED_ATTEMPT_ERROR],
       );
       await db.query(
-        `INSERT INTO webhook_attempts (message_id, endpoint_id, account_id, attempt, status, attempted_at)
-         SELECT u.m, u.e, u.a, u.n, 'pending', $5
-           FROM unnest($1::text[], $2::text[], $3::text[], $4::int[]) AS u(m, e, a, n)`,
+        `INSERT INTO webhook_attempts (public_id, message_id, endpoint_id, account_id, attempt, status, attempted_at)
+         SELECT u.id, u.m, u.e, u.a, u.n, 'pending', $5
+           FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $6::text[]) AS u(m, e, a, n, id)`,
         [
           messageIds,
           endpointIds,
           rows.map((r) => r.account_id),
           rows.map((r) => r.attempts + 1),
           now,
+          rows.map(() => newId('att')),
         ],
       );
       const endpoints = await db.query<EndpointRow>(
@@ -465,8 +432,9 @@ export class PostgresWebhookStore implements WebhookStore {
         result.status,
         result.responseStatusCode,
         result.durationMs,
-        result.error,
-        result.responseBody,
+        // Receivers' text: kept storable whoever produced it (PostgreSQL refuses NUL).
+        result.error === null ? null : storableText(result.error),
+        result.responseBody === null ? null : storableText(result.responseBody),
         delivery.messageId,
         delivery.endpoint.id,
         delivery.attempt,
@@ -474,26 +442,20 @@ export class PostgresWebhookStore implements WebhookStore {
     );
     // Only the lease holder decides what happens next: a manual retry or another worker
     // that took over an expired lease has already rescheduled the delivery.
+    const next = afterAttempt(result, at);
     const { rowCount } = await db.query(
       `UPDATE webhook_deliveries SET status = $1, next_attempt_at = $2, lease_until = NULL, lease_owner = NULL
         WHERE message_id = $3 AND endpoint_id = $4 AND lease_owner = $5`,
-      [
-        result.outcome.kind === 'retry' ? 'pending' : result.outcome.kind,
-        result.outcome.kind === 'retry' ? result.outcome.at : null,
-        delivery.messageId,
-        delivery.endpoint.id,
-        owner,
-      ],
+      [next.status, next.nextAttemptAt, delivery.messageId, delivery.endpoint.id, owner],
     );
     if (rowCount === 0) return;
-    const failingSince = result.status === 'succeeded' ? null : at;
     await db.query(
       `UPDATE webhook_endpoints SET
          failing_since = CASE WHEN $1::timestamptz IS NULL THEN NULL ELSE COALESCE(failing_since, $1) END,
          enabled = CASE WHEN $2::text IS NULL THEN enabled ELSE false END,
          disabled_reason = COALESCE($2, disabled_reason)
        WHERE id = $3`,
-      [failingSince, result.disableEndpoint ?? null, delivery.endpoint.id],
+      [next.failingSince, next.disable, delivery.endpoint.id],
     );
   }
 

@@ -1,9 +1,7 @@
-import type { PlanName, SubscriptionStatus } from '../../domain/accounts/plans.ts';
 import type {
   Account,
   ApiKeyRecord,
   Pixel,
-  PixelStatus,
   TrackedEvent,
   WebhookEvent,
 } from '../../domain/model.ts';
@@ -19,105 +17,25 @@ import type {
   PixelStore,
   Store,
 } from '../../domain/ports.ts';
+import { translateDriverErrors } from '../driver-errors.ts';
 import { dayOf, hourOf, planTotal, totalSql } from '../event-totals.ts';
 import { GroupCommit } from '../group-commit.ts';
+import * as rows from '../rows.ts';
+import {
+  type AccountRow,
+  type EventRow,
+  type KeyRow,
+  type PixelRow,
+  sqliteCodec,
+} from '../rows.ts';
 import { migrateSqlite, openSqlite, type SqliteDatabase } from './database.ts';
 import { type DurableCommit, durableCommit, type Flush, WalSync } from './wal-sync.ts';
 import { outboxWriter, SqliteWebhookStore } from './webhooks.ts';
 
-interface AccountRow {
-  id: string;
-  name: string;
-  plan: string;
-  status: string;
-  custom_requests_per_minute: number | null;
-  custom_daily_limit: number | null;
-  created_at: number;
-}
-
-interface KeyRow {
-  id: string;
-  account_id: string;
-  prefix: string;
-  last4: string;
-  created_at: number;
-  revoked_at: number | null;
-}
-
-interface PixelRow {
-  id: string;
-  account_id: string;
-  name: string;
-  domain: string;
-  tracking_domain: string;
-  status: string;
-  created_at: number;
-  updated_at: number;
-}
-
-interface EventRow {
-  account_id: string;
-  pixel_id: string;
-  event_id: string;
-  event_name: string;
-  value: number | null;
-  currency: string | null;
-  timestamp: number;
-  received_at: number;
-  url: string | null;
-  referrer: string | null;
-  title: string | null;
-  search_string: string | null;
-  user_data: string | null;
-  custom_data: string | null;
-}
-
-const toAccount = (r: AccountRow): Account => ({
-  id: r.id,
-  name: r.name,
-  plan: r.plan as PlanName,
-  status: r.status as SubscriptionStatus,
-  customRequestsPerMinute: r.custom_requests_per_minute,
-  customDailyLimit: r.custom_daily_limit,
-  createdAt: new Date(r.created_at),
-});
-
-const toKey = (r: KeyRow): ApiKeyRecord => ({
-  id: r.id,
-  accountId: r.account_id,
-  prefix: r.prefix,
-  last4: r.last4,
-  createdAt: new Date(r.created_at),
-  revokedAt: r.revoked_at === null ? null : new Date(r.revoked_at),
-});
-
-const toPixel = (r: PixelRow): Pixel => ({
-  id: r.id,
-  accountId: r.account_id,
-  name: r.name,
-  domain: r.domain,
-  trackingDomain: r.tracking_domain,
-  status: r.status as PixelStatus,
-  createdAt: new Date(r.created_at),
-  updatedAt: new Date(r.updated_at),
-});
-
-const toEvent = (r: EventRow): TrackedEvent => ({
-  accountId: r.account_id,
-  pixelId: r.pixel_id,
-  eventId: r.event_id,
-  eventName: r.event_name,
-  value: r.value,
-  currency: r.currency,
-  timestamp: new Date(r.timestamp),
-  receivedAt: new Date(r.received_at),
-  url: r.url,
-  referrer: r.referrer,
-  title: r.title,
-  searchString: r.search_string,
-  userData: r.user_data === null ? null : JSON.parse(r.user_data),
-  customData: r.custom_data === null ? null : JSON.parse(r.custom_data),
-});
+const toAccount = (r: AccountRow) => rows.toAccount(sqliteCodec, r);
+const toKey = (r: KeyRow) => rows.toKey(sqliteCodec, r);
+const toPixel = (r: PixelRow) => rows.toPixel(sqliteCodec, r);
+const toEvent = (r: EventRow) => rows.toEvent(sqliteCodec, r);
 
 const json = (value: unknown): string | null => (value === null ? null : JSON.stringify(value));
 
@@ -495,7 +413,7 @@ export class SqliteStore implements Store {
   static open(path: string, options: { flush?: Flush } = {}): SqliteStore {
     const db = openSqlite(path);
     migrateSqlite(db);
-    return new SqliteStore(db, WalSync.open(db, path, options.flush));
+    return translateDriverErrors(new SqliteStore(db, WalSync.open(db, path, options.flush)));
   }
 
   async migrate(): Promise<void> {

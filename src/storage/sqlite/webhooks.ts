@@ -1,34 +1,27 @@
 import type { Statement } from 'better-sqlite3';
-import { newMessageId } from '../../domain/ids.ts';
+import { newId, newMessageId } from '../../domain/ids.ts';
 import type {
   AttemptResult,
   ClaimedDelivery,
-  DeliveryAttempt,
   WebhookEndpoint,
   WebhookEvent,
   WebhookEventType,
 } from '../../domain/model.ts';
 import type { Change, Page, RetryOutcome, WebhookStore } from '../../domain/ports.ts';
-import { webhookBody } from '../../domain/webhooks/payload.ts';
+import {
+  afterAttempt,
+  claimedBody,
+  INTERRUPTED_ATTEMPT_ERROR,
+} from '../../domain/webhooks/delivery.ts';
+import { storableText } from '../../domain/webhooks/response-excerpt.ts';
 import { GroupCommit } from '../group-commit.ts';
+import * as rows from '../rows.ts';
+import { type AttemptRow, type EndpointRow, sqliteCodec } from '../rows.ts';
 import { commitWithoutFlush, type SqliteDatabase } from './database.ts';
 import type { DurableCommit } from './wal-sync.ts';
 
-interface EndpointRow {
-  id: string;
-  account_id: string;
-  url: string;
-  events: string;
-  description: string | null;
-  enabled: number;
-  secret: string;
-  previous_secret: string | null;
-  previous_secret_expires_at: number | null;
-  failing_since: number | null;
-  disabled_reason: string | null;
-  created_at: number;
-  updated_at: number;
-}
+const toEndpoint = (r: EndpointRow) => rows.toEndpoint(sqliteCodec, r);
+const toAttempt = (r: AttemptRow) => rows.toAttempt(sqliteCodec, r);
 
 interface AttemptRecord {
   delivery: ClaimedDelivery;
@@ -48,38 +41,7 @@ interface DueRow {
   created_at: number;
 }
 
-interface AttemptRow {
-  id: number;
-  message_id: string;
-  endpoint_id: string;
-  event_type: string;
-  attempt: number;
-  status: string;
-  response_status_code: number | null;
-  duration_ms: number | null;
-  error: string | null;
-  response_body: string | null;
-  attempted_at: number;
-}
-
-const date = (ms: number | null) => (ms === null ? null : new Date(ms));
 const ms = (d: Date | null) => (d === null ? null : d.getTime());
-
-export const toEndpoint = (r: EndpointRow): WebhookEndpoint => ({
-  id: r.id,
-  accountId: r.account_id,
-  url: r.url,
-  events: JSON.parse(r.events) as WebhookEventType[],
-  description: r.description,
-  enabled: r.enabled === 1,
-  secret: r.secret,
-  previousSecret: r.previous_secret,
-  previousSecretExpiresAt: date(r.previous_secret_expires_at),
-  failingSince: date(r.failing_since),
-  disabledReason: r.disabled_reason,
-  createdAt: new Date(r.created_at),
-  updatedAt: new Date(r.updated_at),
-});
 
 const endpointParams = (e: WebhookEndpoint) => ({
   id: e.id,
@@ -95,20 +57,6 @@ const endpointParams = (e: WebhookEndpoint) => ({
   disabledReason: e.disabledReason,
   createdAt: e.createdAt.getTime(),
   updatedAt: e.updatedAt.getTime(),
-});
-
-const toAttempt = (r: AttemptRow): DeliveryAttempt => ({
-  id: r.id,
-  messageId: r.message_id,
-  endpointId: r.endpoint_id,
-  eventType: r.event_type as WebhookEventType,
-  attempt: r.attempt,
-  status: r.status as DeliveryAttempt['status'],
-  responseStatusCode: r.response_status_code,
-  durationMs: r.duration_ms,
-  error: r.error,
-  responseBody: r.response_body,
-  attemptedAt: new Date(r.attempted_at),
 });
 
 /**
@@ -193,7 +141,26 @@ export class SqliteWebhookStore implements WebhookStore {
     );
   }
 
-  async createEndpoint(endpoint: WebhookEndpoint): Promise<void> {
+  async createEndpoint(endpoint: WebhookEndpoint, limit: number | null) {
+    // IMMEDIATE: the count and the insert happen under the write lock, so concurrent
+    // registrations cannot together pass the limit.
+    return this.db
+      .transaction((): 'created' | 'limit_exceeded' => {
+        if (limit !== null) {
+          const n = this.statement(
+            'SELECT count(*) FROM webhook_endpoints WHERE account_id = ? AND deleted_at IS NULL',
+          )
+            .pluck()
+            .get(endpoint.accountId) as number;
+          if (n >= limit) return 'limit_exceeded';
+        }
+        this.insertEndpoint(endpoint);
+        return 'created';
+      })
+      .immediate();
+  }
+
+  private insertEndpoint(endpoint: WebhookEndpoint): void {
     this.statement(
       `INSERT INTO webhook_endpoints (id, account_id, url, events, description, enabled, secret,
            previous_secret, previous_secret_expires_at, failing_since, disabled_reason, created_at, updated_at)
@@ -352,24 +319,25 @@ export class SqliteWebhookStore implements WebhookStore {
         );
         // An attempt still 'pending' here was cut short (its worker died): say so.
         const interrupted = this.statement(
-          `UPDATE webhook_attempts SET status = 'failed', error = 'Interrupted: the worker stopped before the attempt finished'
+          `UPDATE webhook_attempts SET status = 'failed', error = ?
             WHERE message_id = ? AND endpoint_id = ? AND status = 'pending'`,
         );
         const attempt = this.statement(
-          `INSERT INTO webhook_attempts (message_id, endpoint_id, account_id, attempt, status, attempted_at)
-           SELECT ?, ?, account_id, ?, 'pending', ? FROM webhook_endpoints WHERE id = ?`,
+          `INSERT INTO webhook_attempts (public_id, message_id, endpoint_id, account_id, attempt, status, attempted_at)
+           SELECT ?, ?, ?, account_id, ?, 'pending', ? FROM webhook_endpoints WHERE id = ?`,
         );
         const endpoints = new Map<string, WebhookEndpoint>();
         return due.map((row) => {
-          const body =
-            row.body ??
-            webhookBody(
-              row.message_id,
-              row.endpoint_id,
-              row.event_type as WebhookEventType,
-              JSON.parse(row.data),
-              new Date(now),
-            );
+          const body = claimedBody(
+            {
+              messageId: row.message_id,
+              endpointId: row.endpoint_id,
+              eventType: row.event_type as WebhookEventType,
+              data: row.data,
+              body: row.body,
+            },
+            new Date(now),
+          );
           lease.run(
             now + options.leaseMs,
             options.owner,
@@ -378,8 +346,15 @@ export class SqliteWebhookStore implements WebhookStore {
             row.message_id,
             row.endpoint_id,
           );
-          interrupted.run(row.message_id, row.endpoint_id);
-          attempt.run(row.message_id, row.endpoint_id, row.attempts + 1, now, row.endpoint_id);
+          interrupted.run(INTERRUPTED_ATTEMPT_ERROR, row.message_id, row.endpoint_id);
+          attempt.run(
+            newId('att'),
+            row.message_id,
+            row.endpoint_id,
+            row.attempts + 1,
+            now,
+            row.endpoint_id,
+          );
           let endpoint = endpoints.get(row.endpoint_id);
           if (!endpoint) {
             const e = this.statement('SELECT * FROM webhook_endpoints WHERE id = ?').get(
@@ -442,39 +417,35 @@ export class SqliteWebhookStore implements WebhookStore {
       result.status,
       result.responseStatusCode,
       result.durationMs,
-      result.error,
-      result.responseBody,
+      // Receivers' text: kept storable whoever produced it, as on PostgreSQL.
+      result.error === null ? null : storableText(result.error),
+      result.responseBody === null ? null : storableText(result.responseBody),
       delivery.messageId,
       delivery.endpoint.id,
       delivery.attempt,
     );
     // Only the lease holder decides what happens next: a manual retry or another worker
     // that took over an expired lease has already rescheduled the delivery.
+    const next = afterAttempt(result, at);
     const { changes } = this.statement(
       `UPDATE webhook_deliveries SET status = ?, next_attempt_at = ?, lease_until = NULL, lease_owner = NULL
           WHERE message_id = ? AND endpoint_id = ? AND lease_owner = ?`,
     ).run(
-      result.outcome.kind === 'retry' ? 'pending' : result.outcome.kind,
-      result.outcome.kind === 'retry' ? result.outcome.at.getTime() : null,
+      next.status,
+      next.nextAttemptAt?.getTime() ?? null,
       delivery.messageId,
       delivery.endpoint.id,
       owner,
     );
     if (changes === 0) return;
-    const failingSince = result.status === 'succeeded' ? null : at.getTime();
+    const failingSince = next.failingSince?.getTime() ?? null;
     this.statement(
       `UPDATE webhook_endpoints SET
            failing_since = CASE WHEN ? IS NULL THEN NULL ELSE COALESCE(failing_since, ?) END,
            enabled = CASE WHEN ? IS NULL THEN enabled ELSE 0 END,
            disabled_reason = COALESCE(?, disabled_reason)
          WHERE id = ?`,
-    ).run(
-      failingSince,
-      failingSince,
-      result.disableEndpoint ?? null,
-      result.disableEndpoint ?? null,
-      delivery.endpoint.id,
-    );
+    ).run(failingSince, failingSince, next.disable, next.disable, delivery.endpoint.id);
   }
 
   async nextDueAt(): Promise<Date | null> {

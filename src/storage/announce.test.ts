@@ -1,0 +1,123 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { bareEvent, testStores } from '../../test/harness.ts';
+import { CommitSignal } from '../domain/commits.ts';
+import { newId } from '../domain/ids.ts';
+import type { WebhookEndpoint, WebhookEvent } from '../domain/model.ts';
+import type { Store, StoredCounts } from '../domain/ports.ts';
+import { announceCommits } from './announce.ts';
+
+const T0 = new Date('2026-03-01T12:00:00Z');
+
+for (const kind of await testStores()) {
+  describe(`commits announce themselves [${kind.name}]`, () => {
+    let raw: Store;
+    let store: Store;
+    let wakes = 0;
+    const stored: StoredCounts[] = [];
+    before(async () => {
+      raw = await kind.open();
+      const commits = new CommitSignal();
+      commits.onOutboxWritten(() => {
+        wakes += 1;
+      });
+      commits.onEventsStored((counts) => stored.push(counts));
+      store = announceCommits(raw, commits);
+    });
+    after(() => raw.close());
+
+    const woke = async (work: () => Promise<unknown>) => {
+      const before = wakes;
+      await work();
+      return wakes - before;
+    };
+
+    it('announces webhook messages and events after their commit, batches included', async () => {
+      const accountId = newId('acct');
+      await store.accounts.createAccount(
+        {
+          id: accountId,
+          name: 'A',
+          plan: 'pro',
+          status: 'active',
+          customRequestsPerMinute: null,
+          customDailyLimit: null,
+          createdAt: T0,
+        },
+        null,
+      );
+      const pixel = {
+        id: newId('px'),
+        accountId,
+        name: 'Shop',
+        domain: 'shop.example.com',
+        trackingDomain: 'shop.example.com',
+        status: 'active' as const,
+        createdAt: T0,
+        updatedAt: T0,
+      };
+      const message: WebhookEvent = {
+        accountId,
+        type: 'pixel.created',
+        occurredAt: T0,
+        data: {},
+      };
+      assert.equal(await woke(() => store.pixels.createPixel(pixel, null, [message])), 1);
+      const endpoint: WebhookEndpoint = {
+        id: newId('wh'),
+        accountId,
+        url: 'https://hooks.example.com/',
+        events: ['event.tracked'],
+        description: null,
+        enabled: false,
+        secret: 'whsec_x',
+        previousSecret: null,
+        previousSecretExpiresAt: null,
+        failingSince: null,
+        disabledReason: null,
+        createdAt: T0,
+        updatedAt: T0,
+      };
+      assert.equal(await woke(() => store.webhooks.createEndpoint(endpoint, null)), 0);
+      // Switched back on: its pending deliveries are due again.
+      const enable = (enabled: boolean) =>
+        store.webhooks.updateEndpoint(accountId, endpoint.id, (current) => ({
+          next: { ...current, enabled },
+          emit: [],
+        }));
+      assert.equal(await woke(() => enable(true)), 1);
+      assert.equal(await woke(() => enable(true)), 0, 'already on: nothing new is due');
+
+      const e1 = bareEvent({ accountId, pixelId: pixel.id, eventId: 'a-1' });
+      const tracked = { ...message, type: 'event.tracked' as const };
+      stored.length = 0;
+      assert.equal(await woke(() => store.events.insertEvent(e1, [tracked])), 1);
+      assert.equal(await woke(() => store.events.insertEvent(e1, [tracked])), 0, 'duplicate');
+      const e2 = bareEvent({ accountId, pixelId: pixel.id, eventId: 'a-2' });
+      assert.equal(
+        await woke(() =>
+          store.events.insertEvents([
+            { event: e1, emit: [tracked] },
+            { event: e2, emit: [tracked] },
+          ]),
+        ),
+        1,
+      );
+      assert.deepEqual(stored, [
+        { stored: 1, deduplicated: 0 },
+        { stored: 0, deduplicated: 1 },
+        { stored: 1, deduplicated: 1 },
+      ]);
+
+      assert.equal(
+        await woke(() => store.webhooks.enqueueFor(endpoint.id, { ...tracked, data: {} })),
+        1,
+      );
+      assert.equal(
+        await woke(() => store.webhooks.retryDelivery(accountId, endpoint.id, 'msg_none', T0)),
+        0,
+        'nothing queued',
+      );
+    });
+  });
+}

@@ -1,0 +1,130 @@
+/**
+ * Commits announce themselves: every port method that writes webhook messages (or puts a
+ * delivery back in the queue) or stores events tells the notifier once it has committed. Done
+ * here once, around any adapter, so neither a route nor an adapter can forget it.
+ */
+import type { WebhookEvent } from '../domain/model.ts';
+import type { Change, CommitNotifier, InsertOutcome, Store } from '../domain/ports.ts';
+
+/** `change`, noting whether the version that committed emitted anything. */
+function noting<T>(change: Change<T>): { change: Change<T>; emitted: () => boolean } {
+  let emitted = false;
+  return {
+    change(current) {
+      const result = change(current);
+      // A transaction run again (a conflict) calls `change` again: the last call is the one
+      // that committed.
+      emitted = result !== null && result.emit.length > 0;
+      return result;
+    },
+    emitted: () => emitted,
+  };
+}
+
+export function announceCommits(store: Store, notifier: CommitNotifier): Store {
+  const { accounts, pixels, events, webhooks } = store;
+  const outboxIf = (wrote: boolean) => {
+    if (wrote) notifier.outboxWritten();
+  };
+  const counted = (outcomes: InsertOutcome[], emits: WebhookEvent[][]) => {
+    let stored = 0;
+    let deduplicated = 0;
+    let messages = false;
+    outcomes.forEach((outcome, i) => {
+      if (outcome === 'duplicate') deduplicated += 1;
+      else {
+        stored += 1;
+        if ((emits[i]?.length ?? 0) > 0) messages = true;
+      }
+    });
+    notifier.eventsStored({ stored, deduplicated });
+    outboxIf(messages);
+  };
+  return {
+    accounts: {
+      createAccount: (account, firstKey) => accounts.createAccount(account, firstKey),
+      getAccount: (accountId) => accounts.getAccount(accountId),
+      countAccounts: () => accounts.countAccounts(),
+      listAccounts: () => accounts.listAccounts(),
+      async updateAccount(accountId, change) {
+        const noted = noting(change);
+        const result = await accounts.updateAccount(accountId, noted.change);
+        outboxIf(result !== null && noted.emitted());
+        return result;
+      },
+      createApiKey: (key) => accounts.createApiKey(key),
+      listApiKeys: (accountId) => accounts.listApiKeys(accountId),
+      revokeApiKey: (keyId, at) => accounts.revokeApiKey(keyId, at),
+      findByKeyHash: (hash) => accounts.findByKeyHash(hash),
+    },
+    pixels: {
+      async createPixel(pixel, quota, emit) {
+        const outcome = await pixels.createPixel(pixel, quota, emit);
+        outboxIf(outcome === 'created' && emit.length > 0);
+        return outcome;
+      },
+      getPixel: (accountId, pixelId) => pixels.getPixel(accountId, pixelId),
+      listPixels: (accountId, page) => pixels.listPixels(accountId, page),
+      async updatePixel(accountId, pixelId, change) {
+        const noted = noting(change);
+        const result = await pixels.updatePixel(accountId, pixelId, noted.change);
+        outboxIf(result !== null && noted.emitted());
+        return result;
+      },
+    },
+    events: {
+      async insertEvent(event, emit) {
+        const outcome = await events.insertEvent(event, emit);
+        counted([outcome], [emit]);
+        return outcome;
+      },
+      async insertEvents(list) {
+        const results = await events.insertEvents(list);
+        const outcomes: InsertOutcome[] = [];
+        const emits: WebhookEvent[][] = [];
+        results.forEach((result, i) => {
+          if (result.status !== 'fulfilled') return;
+          outcomes.push(result.value);
+          emits.push(list[i]!.emit);
+        });
+        counted(outcomes, emits);
+        return results;
+      },
+      listEvents: (query) => events.listEvents(query),
+    },
+    webhooks: {
+      createEndpoint: (endpoint, limit) => webhooks.createEndpoint(endpoint, limit),
+      listEndpoints: (accountId) => webhooks.listEndpoints(accountId),
+      getEndpoint: (accountId, endpointId) => webhooks.getEndpoint(accountId, endpointId),
+      async updateEndpoint(accountId, endpointId, change) {
+        const noted = noting(change);
+        const result = await webhooks.updateEndpoint(accountId, endpointId, noted.change);
+        // Switched back on: what it had pending is claimable again.
+        const resumed = result !== null && !result.before.enabled && result.after.enabled;
+        outboxIf(result !== null && (noted.emitted() || resumed));
+        return result;
+      },
+      deleteEndpoint: (accountId, endpointId, at) =>
+        webhooks.deleteEndpoint(accountId, endpointId, at),
+      listAttempts: (accountId, endpointId, page) =>
+        webhooks.listAttempts(accountId, endpointId, page),
+      async retryDelivery(accountId, endpointId, messageId, at) {
+        const outcome = await webhooks.retryDelivery(accountId, endpointId, messageId, at);
+        outboxIf(outcome === 'queued');
+        return outcome;
+      },
+      async enqueueFor(endpointId, event) {
+        const id = await webhooks.enqueueFor(endpointId, event);
+        notifier.outboxWritten();
+        return id;
+      },
+      claimDue: (options) => webhooks.claimDue(options),
+      recordAttempt: (delivery, owner, result, at) =>
+        webhooks.recordAttempt(delivery, owner, result, at),
+      nextDueAt: () => webhooks.nextDueAt(),
+    },
+    migrate: () => store.migrate(),
+    ping: () => store.ping(),
+    close: () => store.close(),
+  };
+}
