@@ -26,6 +26,7 @@ import { decodeBody } from './content-encoding.ts';
 import { handleClientError, handleError, MAX_BODY_BYTES } from './errors.ts';
 import { LazyChildLogger } from './lazy-logger.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
+import { finishOpenApiDocument, OPENAPI_BASE } from './openapi-document.ts';
 import { limitAccount, limitAuthFailure } from './rate-limit.ts';
 import { compileSchemaValidator, NoQuerySchema } from './route-kit.ts';
 import { registerListEvents } from './routes/events.list.ts';
@@ -279,21 +280,11 @@ export async function buildApp(given: AppDeps): Promise<App> {
   });
 
   await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Trackway API',
-        version: '1.0.0',
-        description:
-          'Server-side event tracking: send conversion events, read them back, and receive signed webhooks.',
-      },
-      components: {
-        securitySchemes: {
-          apiKey: { type: 'http', scheme: 'bearer', description: 'tw_live_… API key' },
-        },
-      },
-      security: [{ apiKey: [] }],
-    },
+    openapi: OPENAPI_BASE,
+    transformObject: (documents) =>
+      'openapiObject' in documents
+        ? finishOpenApiDocument(documents.openapiObject as Record<string, unknown>)
+        : documents.swaggerObject,
   });
   // A Content-Security-Policy for the docs page: its own scripts only, never framed. (Not the
   // plugin's default, whose upgrade-insecure-requests breaks the page on http://127.0.0.1.)

@@ -8,6 +8,7 @@ export function registerRotateWebhookSecret(app: App, deps: AppDeps): void {
     '/v1/webhooks/:webhook_id/rotate-secret',
     {
       schema: {
+        operationId: 'rotateWebhookSecret',
         summary: 'Rotate the signing secret',
         description:
           'Returns the new secret. For 24 hours the old secret keeps signing beside it (a second `webhook-signature` entry); `X-Service-Signature` uses the new one at once.',
