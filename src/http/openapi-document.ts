@@ -354,7 +354,8 @@ export function finishOpenApiDocument(document: Json): Json {
     const ref = schemaRef(name);
     webhooks[kind] = {
       post: {
-        operationId: `${kind.replace(/\.(\w)/, (_, c: string) => c.toUpperCase())}Webhook`,
+        // `receive…`: generated clients tell these apart from the API's own operations.
+        operationId: `receive${kind.replace(/(^|\.)(\w)/g, (_, _dot: string, c: string) => c.toUpperCase())}`,
         summary: `\`${kind}\` delivery`,
         description:
           'POSTed to each enabled endpoint subscribed to this kind. Verify the signature over the raw body before parsing it (the Node client’s `verifyWebhook()` does, with replay protection); deduplicate on `id`. Delivery is at least once, in no guaranteed order.',
