@@ -290,6 +290,12 @@ export async function buildApp(given: AppDeps): Promise<App> {
   // plugin's default, whose upgrade-insecure-requests breaks the page on http://127.0.0.1.)
   await app.register(swaggerUi, {
     routePrefix: '/docs',
+    // "Try it" sends to the server showing the page, wherever it runs; the document's own
+    // `servers` entry names the local default, for generators and readers.
+    transformSpecification: (document, request) => ({
+      ...document,
+      servers: [{ url: `${request.protocol}://${request.host}`, description: 'This server' }],
+    }),
     staticCSP:
       "default-src 'self'; base-uri 'self'; object-src 'none'; frame-ancestors 'none'; " +
       "script-src 'self'; script-src-attr 'none'; style-src 'self' 'unsafe-inline'; " +

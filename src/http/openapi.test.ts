@@ -149,6 +149,18 @@ for (const kind of (await testStores()).slice(0, 1)) {
       assert.equal(res.statusCode, 200, res.body);
     });
 
+    it('the docs page\'s "try it" targets the server showing it, not the local default', async () => {
+      const res = await h.request(null, {
+        method: 'GET',
+        url: '/docs/json',
+        headers: { host: 'trackway.example.com:8443' },
+      });
+      assert.equal(res.statusCode, 200);
+      assert.deepEqual(res.json().servers, [
+        { url: 'http://trackway.example.com:8443', description: 'This server' },
+      ]);
+    });
+
     it('the other request examples are valid too', async () => {
       const pixelId = await h.pixel(acme);
       const batch = exampleOf('/v1/track/batch', 'post');

@@ -4,6 +4,9 @@ import { join } from 'node:path';
 import { tempDir } from '../../../test/harness.ts';
 import { runCli, type ServerProcess, startServerProcess } from '../../../test/process.ts';
 
+/** Starting tsx-compiled servers while the whole suite runs on 2 shared cores can be slow. */
+const START_TIMEOUT_MS = 90_000;
+
 export interface TestServer {
   env: Record<string, string>;
   server: ServerProcess;
@@ -49,13 +52,13 @@ export async function startTestServer(
   assert.equal(set.code, 0, set.stderr);
   const running: TestServer = {
     env,
-    server: await startServerProcess(env),
+    server: await startServerProcess(env, START_TIMEOUT_MS),
     accountId: account_id,
     apiKey: api_key,
     async restart() {
       const port = new URL(running.server.url).port;
       await running.server.stop('SIGKILL');
-      running.server = await startServerProcess({ ...env, PORT: port });
+      running.server = await startServerProcess({ ...env, PORT: port }, START_TIMEOUT_MS);
     },
     async stop() {
       await running.server.stop('SIGKILL');
