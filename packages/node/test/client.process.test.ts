@@ -265,6 +265,8 @@ describe('@trackway/node against a real server (SQLite)', () => {
       baseUrl: t.server.url,
       maxBatchSize: 100,
       retryBaseDelay: 50,
+      // Enough to outlast a restart on a busy machine (the default, 10, covers about 30 s).
+      maxRetries: 40,
       // Counts requests that got no answer: proof the restart landed inside the burst.
       fetch: (input, init) =>
         fetch(input, init).catch((error: unknown) => {
