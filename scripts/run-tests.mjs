@@ -25,7 +25,11 @@ function collect(dir, out) {
 
 const faults = process.argv.includes('--faults');
 const filters = process.argv.slice(2).filter((arg) => arg !== '--faults');
-const suiteDirs = process.env.TRACKWAY_TEST_DIRS?.split(',') ?? ['src', 'test'];
+const suiteDirs = process.env.TRACKWAY_TEST_DIRS?.split(',') ?? [
+  'src',
+  'test',
+  'packages/node/test',
+];
 const files = suiteDirs
   .flatMap((dir) => collect(dir, []))
   .filter((file) => file.endsWith('.faults.test.ts') === faults)

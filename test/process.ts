@@ -40,7 +40,11 @@ export interface ServerProcess {
 }
 
 /** Starts `trackway serve` on a free port (PORT=0) and resolves once it is listening. */
-export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+export async function startServerProcess(
+  env: Record<string, string>,
+  /** Long for suites that start servers while the machine is busy (e.g. the full suite). */
+  startTimeoutMs = 20_000,
+): Promise<ServerProcess> {
   const child = spawn(process.execPath, [BIN, 'serve'], {
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: serverLogLevel, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -54,7 +58,7 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`server did not start:\n${stdout}\n${stderr}`)),
-      20_000,
+      startTimeoutMs,
     );
     child.stdout!.on('data', (d) => {
       stdout += d;

@@ -21,6 +21,7 @@ import type { App, AppDeps } from './deps.ts';
 import { handleClientError, handleError, MAX_BODY_BYTES } from './errors.ts';
 import { LazyChildLogger } from './lazy-logger.ts';
 import { createMetrics } from './metrics.ts';
+import { finishOpenApiDocument, OPENAPI_BASE } from './openapi-document.ts';
 import { limitAccount, limitAuthFailure } from './rate-limit.ts';
 import { compileSchemaValidator, NoBodySchema, NoQuerySchema } from './route-kit.ts';
 import { registerListEvents } from './routes/events.list.ts';
@@ -288,26 +289,22 @@ export async function buildApp(given: AppDeps): Promise<App> {
   });
 
   await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Trackway API',
-        version: '1.0.0',
-        description:
-          'Server-side event tracking: send conversion events, read them back, and receive signed webhooks.',
-      },
-      components: {
-        securitySchemes: {
-          apiKey: { type: 'http', scheme: 'bearer', description: 'tw_live_… API key' },
-        },
-      },
-      security: [{ apiKey: [] }],
-    },
+    openapi: OPENAPI_BASE,
+    transformObject: (documents) =>
+      'openapiObject' in documents
+        ? finishOpenApiDocument(documents.openapiObject as Record<string, unknown>)
+        : documents.swaggerObject,
   });
   // A Content-Security-Policy for the docs page: its own scripts only, never framed. (Not the
   // plugin's default, whose upgrade-insecure-requests breaks the page on http://127.0.0.1.)
   await app.register(swaggerUi, {
     routePrefix: '/docs',
+    // "Try it" sends to the server showing the page, wherever it runs; the document's own
+    // `servers` entry names the local default, for generators and readers.
+    transformSpecification: (document, request) => ({
+      ...document,
+      servers: [{ url: `${request.protocol}://${request.host}`, description: 'This server' }],
+    }),
     staticCSP:
       "default-src 'self'; base-uri 'self'; object-src 'none'; frame-ancestors 'none'; " +
       "script-src 'self'; script-src-attr 'none'; style-src 'self' 'unsafe-inline'; " +

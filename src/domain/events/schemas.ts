@@ -4,6 +4,19 @@
  */
 import { type Static, Type } from '@sinclair/typebox';
 
+/** A realistic event: the docs page's "try it" sends this (with your pixel's id). */
+const TRACK_EVENT_EXAMPLE = {
+  pixel_id: 'px_7Hq2LmN4pR8sT1vW',
+  event_name: 'Purchase',
+  event_id: 'order-10045',
+  value: 49.99,
+  currency: 'USD',
+  timestamp: '2026-11-24T18:42:10Z',
+  url: 'https://shop.example.com/checkout/thank-you',
+  user_data: { email: 'jane@example.com', phone: '+1 650 555 1212', country: 'US' },
+  custom_data: { order_id: '10045', items: 2 },
+};
+
 const userDataValue = (description: string) =>
   Type.Optional(Type.String({ maxLength: 256, description }));
 
@@ -92,17 +105,20 @@ export const TrackEventSchema = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [TRACK_EVENT_EXAMPLE] },
 );
 export type TrackEventInput = Static<typeof TrackEventSchema>;
 
-export const TrackEventResponseSchema = Type.Object({
-  success: Type.Boolean(),
-  event_id: Type.String(),
-  message: Type.String(),
-  deduplicated: Type.Optional(Type.Boolean()),
-  warnings: Type.Optional(Type.Array(Type.String())),
-});
+export const TrackEventResponseSchema = Type.Object(
+  {
+    success: Type.Boolean(),
+    event_id: Type.String(),
+    message: Type.String(),
+    deduplicated: Type.Optional(Type.Boolean()),
+    warnings: Type.Optional(Type.Array(Type.String())),
+  },
+  { examples: [{ success: true, event_id: 'order-10045', message: 'Event tracked' }] },
+);
 export type TrackEventResponse = Static<typeof TrackEventResponseSchema>;
 
 /** Most events one `POST /v1/track/batch` carries. */
@@ -117,7 +133,17 @@ export const TrackBatchSchema = Type.Object(
         '1 to 1,000 events, each exactly as `POST /v1/track` takes it. Each is validated on its own: an invalid event is reported in its slot of `results` and does not stop the others.',
     }),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        events: [
+          TRACK_EVENT_EXAMPLE,
+          { pixel_id: TRACK_EVENT_EXAMPLE.pixel_id, event_name: 'PageView', event_id: 'pv-88412' },
+        ],
+      },
+    ],
+  },
 );
 
 /**
@@ -140,12 +166,39 @@ export const TrackBatchResultSchema = Type.Object({
 });
 export type TrackBatchResult = Static<typeof TrackBatchResultSchema>;
 
-export const TrackBatchResponseSchema = Type.Object({
-  accepted: Type.Integer({ description: 'Events newly stored (each emits `event.tracked`).' }),
-  deduplicated: Type.Integer({ description: 'Events whose `event_id` was already stored.' }),
-  rejected: Type.Integer({ description: 'Events not stored: status 400, 404, 409 or 500.' }),
-  results: Type.Array(TrackBatchResultSchema),
-});
+export const TrackBatchResponseSchema = Type.Object(
+  {
+    accepted: Type.Integer({ description: 'Events newly stored (each emits `event.tracked`).' }),
+    deduplicated: Type.Integer({ description: 'Events whose `event_id` was already stored.' }),
+    rejected: Type.Integer({ description: 'Events not stored: status 400, 404, 409 or 500.' }),
+    results: Type.Array(TrackBatchResultSchema),
+  },
+  {
+    examples: [
+      {
+        accepted: 1,
+        deduplicated: 0,
+        rejected: 1,
+        results: [
+          {
+            index: 0,
+            status: 200,
+            success: true,
+            event_id: 'order-10045',
+            message: 'Event tracked',
+          },
+          {
+            index: 1,
+            status: 400,
+            error: 'Invalid request',
+            message: 'Invalid field: value must be a finite number',
+            field: 'value',
+          },
+        ],
+      },
+    ],
+  },
+);
 export type TrackBatchResponse = Static<typeof TrackBatchResponseSchema>;
 
 export const ListEventsQuerySchema = Type.Object(
@@ -176,24 +229,48 @@ export type ListEventsQuery = Static<typeof ListEventsQuerySchema>;
 
 const nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
 
-export const EventRecordSchema = Type.Object({
-  event_id: Type.String(),
-  event_name: Type.String(),
-  value: Type.Union([Type.Number(), Type.Null()]),
-  currency: nullable(Type.String()),
-  timestamp: Type.String({ format: 'date-time' }),
-  status: Type.Literal('processed'),
-  pixel_id: Type.String(),
-  url: nullable(Type.String()),
-  referrer: nullable(Type.String()),
-  title: nullable(Type.String()),
-  search_string: nullable(Type.String()),
-  custom_data: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
-  user_data: Type.Union([Type.Record(Type.String(), Type.String()), Type.Null()], {
-    description: 'SHA-256 hashes only.',
-  }),
-  received_at: Type.String({ format: 'date-time' }),
-});
+export const EventRecordSchema = Type.Object(
+  {
+    event_id: Type.String(),
+    event_name: Type.String(),
+    value: Type.Union([Type.Number(), Type.Null()]),
+    currency: nullable(Type.String()),
+    timestamp: Type.String({ format: 'date-time' }),
+    status: Type.Literal('processed'),
+    pixel_id: Type.String(),
+    url: nullable(Type.String()),
+    referrer: nullable(Type.String()),
+    title: nullable(Type.String()),
+    search_string: nullable(Type.String()),
+    custom_data: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+    user_data: Type.Union([Type.Record(Type.String(), Type.String()), Type.Null()], {
+      description: 'SHA-256 hashes only.',
+    }),
+    received_at: Type.String({ format: 'date-time' }),
+  },
+  {
+    examples: [
+      {
+        event_id: 'order-10045',
+        event_name: 'Purchase',
+        value: 49.99,
+        currency: 'USD',
+        timestamp: '2026-11-24T18:42:10.000Z',
+        status: 'processed',
+        pixel_id: 'px_7Hq2LmN4pR8sT1vW',
+        url: 'https://shop.example.com/checkout/thank-you',
+        referrer: null,
+        title: null,
+        search_string: null,
+        custom_data: { order_id: '10045', items: 2 },
+        user_data: {
+          email: '8c87b489ce35cf2e2f39f80e282cb2e804932a56a213983eeeb428407d43b52d',
+        },
+        received_at: '2026-11-24T18:42:10.412Z',
+      },
+    ],
+  },
+);
 
 export const EventListSchema = Type.Object({
   events: Type.Array(EventRecordSchema),

@@ -14,7 +14,12 @@ export const CreatePixelSchema = Type.Object(
     domain: hostname("The customer's site domain."),
     tracking_domain: Type.Optional(hostname('Domain used for tracking; defaults to `domain`.')),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      { name: 'Shop', domain: 'shop.example.com', tracking_domain: 'track.shop.example.com' },
+    ],
+  },
 );
 export type CreatePixelInput = Static<typeof CreatePixelSchema>;
 
@@ -29,18 +34,32 @@ export const UpdatePixelSchema = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ status: 'paused' }] },
 );
 export type UpdatePixelInput = Static<typeof UpdatePixelSchema>;
 
-export const PixelSchema = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  domain: Type.String(),
-  tracking_domain: Type.String(),
-  status: Type.Union([Type.Literal('active'), Type.Literal('paused')]),
-  created_at: Type.String({ format: 'date-time' }),
-});
+export const PixelSchema = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    domain: Type.String(),
+    tracking_domain: Type.String(),
+    status: Type.Union([Type.Literal('active'), Type.Literal('paused')]),
+    created_at: Type.String({ format: 'date-time' }),
+  },
+  {
+    examples: [
+      {
+        id: 'px_7Hq2LmN4pR8sT1vW',
+        name: 'Shop',
+        domain: 'shop.example.com',
+        tracking_domain: 'track.shop.example.com',
+        status: 'active',
+        created_at: '2026-11-01T09:00:00.000Z',
+      },
+    ],
+  },
+);
 export type PixelObject = Static<typeof PixelSchema>;
 
 export const PixelListSchema = Type.Object({

@@ -22,7 +22,16 @@ const Description = Type.String({ maxLength: 500 });
 
 export const CreateWebhookSchema = Type.Object(
   { url: Url, events: Type.Optional(EventList), description: Type.Optional(Description) },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        url: 'https://hooks.example.com/trackway',
+        events: ['event.tracked', 'pixel.updated'],
+        description: 'Order pipeline',
+      },
+    ],
+  },
 );
 export type CreateWebhookInput = Static<typeof CreateWebhookSchema>;
 
@@ -35,7 +44,7 @@ export const UpdateWebhookSchema = Type.Object(
       Type.Boolean({ description: 'Re-enabling also resumes deliveries queued meanwhile.' }),
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ enabled: true }] },
 );
 export type UpdateWebhookInput = Static<typeof UpdateWebhookSchema>;
 
@@ -63,7 +72,7 @@ export const WebhookListSchema = Type.Object({ webhooks: Type.Array(WebhookSchem
 
 export const TestWebhookSchema = Type.Object(
   { event: Type.Optional(EventType) },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ event: 'pixel.updated' }] },
 );
 export type TestWebhookInput = Static<typeof TestWebhookSchema>;
 

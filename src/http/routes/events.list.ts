@@ -8,6 +8,7 @@ export function registerListEvents(app: App, deps: AppDeps): void {
     '/v1/pixels/:pixel_id/events',
     {
       schema: {
+        operationId: 'listEvents',
         summary: "List a pixel's events",
         description:
           'Newest first (`timestamp` descending, then arrival). `start_date` and `end_date` are inclusive; a date alone covers that whole UTC day.',

@@ -8,6 +8,7 @@ export function registerCreatePixel(app: App, deps: AppDeps): void {
     '/v1/pixels',
     {
       schema: {
+        operationId: 'createPixel',
         summary: 'Create a pixel',
         description:
           "Emits `pixel.created`. 403 when the plan's pixel quota is reached (pro 10, ultra 50, enterprise unlimited).",

@@ -8,6 +8,7 @@ export function registerGetPixel(app: App, deps: AppDeps): void {
     '/v1/pixels/:pixel_id',
     {
       schema: {
+        operationId: 'getPixel',
         summary: 'Get a pixel',
         tags: ['Pixels'],
         params: PixelIdParams,

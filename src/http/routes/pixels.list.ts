@@ -8,6 +8,7 @@ export function registerListPixels(app: App, deps: AppDeps): void {
     '/v1/pixels',
     {
       schema: {
+        operationId: 'listPixels',
         summary: "List the account's pixels",
         description: 'Newest first.',
         tags: ['Pixels'],

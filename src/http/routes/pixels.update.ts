@@ -8,6 +8,7 @@ export function registerUpdatePixel(app: App, deps: AppDeps): void {
     '/v1/pixels/:pixel_id',
     {
       schema: {
+        operationId: 'updatePixel',
         summary: 'Update a pixel',
         description:
           'Changes the fields sent. Emits `pixel.updated` with `previous_attributes` when something changed. A `paused` pixel refuses new events with 409.',

@@ -32,6 +32,7 @@ export function registerTrackBatch(app: App, deps: AppDeps): void {
       bodyLimit: MAX_BATCH_BODY_BYTES,
       config: { envelopeDepth: 2 },
       schema: {
+        operationId: 'trackEventBatch',
         summary: 'Track up to 1,000 events in one request',
         description:
           'Each event is handled exactly as `POST /v1/track` would handle it alone, and answered in its slot of `results` (same order, with its `index`): tracked, deduplicated, or the error object it would have got. The events that pass are committed together in one transaction before the response is sent. The response is 200 whenever the envelope is valid; check each slot. Body at most 524,288 bytes (after gzip decoding).',

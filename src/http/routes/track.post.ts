@@ -8,6 +8,7 @@ export function registerTrack(app: App, deps: AppDeps): void {
     '/v1/track',
     {
       schema: {
+        operationId: 'trackEvent',
         summary: 'Track an event',
         description:
           'Validates the event, hashes `user_data`, deduplicates on `(pixel_id, event_id)` and answers 200 only once the event is durably committed.',

@@ -8,6 +8,7 @@ export function registerCreateWebhook(app: App, deps: AppDeps): void {
     '/v1/webhooks',
     {
       schema: {
+        operationId: 'createWebhook',
         summary: 'Register a webhook endpoint',
         description:
           'The response carries the signing `secret`; it is shown only here and in rotate-secret responses. Destinations must be https and resolve to public addresses.',

@@ -9,6 +9,7 @@ export function registerDeleteWebhook(app: App, deps: AppDeps): void {
     '/v1/webhooks/:webhook_id',
     {
       schema: {
+        operationId: 'deleteWebhook',
         summary: 'Delete a webhook endpoint',
         description: 'Deliveries still queued for it are cancelled.',
         tags: ['Webhooks'],

@@ -9,6 +9,7 @@ export function registerListDeliveries(app: App, deps: AppDeps): void {
     '/v1/webhooks/:webhook_id/deliveries',
     {
       schema: {
+        operationId: 'listWebhookDeliveries',
         summary: 'List delivery attempts',
         description: 'One row per attempt, newest first. `pending` is an attempt in flight.',
         tags: ['Webhooks'],

@@ -9,6 +9,7 @@ export function registerRetryDelivery(app: App, deps: AppDeps): void {
     '/v1/webhooks/:webhook_id/deliveries/:message_id/retry',
     {
       schema: {
+        operationId: 'retryWebhookDelivery',
         summary: 'Retry a message now',
         description:
           'Queues the message for this endpoint again, due at once, whatever its state (also after the schedule is exhausted). 409 while an attempt of it is being sent: a message is never sent twice at once.',

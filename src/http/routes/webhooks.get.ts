@@ -8,6 +8,7 @@ export function registerGetWebhook(app: App, deps: AppDeps): void {
     '/v1/webhooks/:webhook_id',
     {
       schema: {
+        operationId: 'getWebhook',
         summary: 'Get a webhook endpoint',
         tags: ['Webhooks'],
         params: WebhookIdParams,

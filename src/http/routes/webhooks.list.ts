@@ -8,6 +8,7 @@ export function registerListWebhooks(app: App, deps: AppDeps): void {
     '/v1/webhooks',
     {
       schema: {
+        operationId: 'listWebhooks',
         summary: 'List webhook endpoints',
         tags: ['Webhooks'],
         response: { 200: WebhookListSchema, ...errorResponses },

@@ -8,6 +8,7 @@ export function registerRotateWebhookSecret(app: App, deps: AppDeps): void {
     '/v1/webhooks/:webhook_id/rotate-secret',
     {
       schema: {
+        operationId: 'rotateWebhookSecret',
         summary: 'Rotate the signing secret',
         description:
           'Returns the new secret. For 24 hours (until `previous_secret_expires_at`) the old secret keeps signing: `X-Service-Signature` stays on the old secret and `webhook-signature` carries both; then only the new secret signs.',

@@ -9,6 +9,7 @@ export function registerTestWebhook(app: App, deps: AppDeps): void {
     '/v1/webhooks/:webhook_id/test',
     {
       schema: {
+        operationId: 'sendTestWebhook',
         summary: 'Send a test message',
         description:
           'Sends one message of the given kind (default `event.tracked`) with sample data, whatever the endpoint subscribes to. The body is optional.',

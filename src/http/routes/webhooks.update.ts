@@ -12,6 +12,7 @@ export function registerUpdateWebhook(app: App, deps: AppDeps): void {
     '/v1/webhooks/:webhook_id',
     {
       schema: {
+        operationId: 'updateWebhook',
         summary: 'Update a webhook endpoint',
         description:
           '`url`, `events`, `description`, `enabled`. Re-enabling resumes queued deliveries.',
