@@ -165,6 +165,8 @@ export interface HarnessOptions {
   rateLimiter?: RateLimiter | null;
   /** Take the client IP from `X-Forwarded-For` (Fastify trustProxy). */
   trustProxy?: boolean;
+  /** Between live-tail heartbeats (the app's default is 15 s). */
+  liveTailHeartbeatMs?: number;
 }
 
 export async function startHarness(
@@ -185,6 +187,9 @@ export async function startHarness(
     logger: testLogger(),
     rateLimiter: options.rateLimiter === undefined ? new MemoryRateLimiter() : options.rateLimiter,
     ...(options.onOutboxWrite && { onOutboxWrite: options.onOutboxWrite }),
+    ...(options.liveTailHeartbeatMs !== undefined && {
+      liveTailHeartbeatMs: options.liveTailHeartbeatMs,
+    }),
   });
   await app.ready();
   const request = (owner: TestAccount | null, options: InjectOptions) =>

@@ -42,7 +42,7 @@ function event(p: Pixel, overrides: Partial<TrackedEvent> = {}): TrackedEvent {
   return {
     accountId: p.accountId,
     pixelId: p.id,
-    eventId: newId('e'),
+    eventId: `e-${Math.random().toString(36).slice(2)}`,
     eventName: 'Purchase',
     value: 10,
     currency: 'USD',
@@ -243,7 +243,7 @@ for (const kind of await testStores()) {
       const key = keyRow(acct.id, 'full', 1);
       await store.keys.createKey(key);
       const session = {
-        tokenHash: newId('tok'),
+        tokenHash: `tok-${Math.random().toString(36).slice(2)}`,
         accountId: acct.id,
         keyId: key.id,
         createdAt: at(0),
@@ -253,7 +253,7 @@ for (const kind of await testStores()) {
       assert.deepEqual(await store.sessions.findSession(session.tokenHash, at(1)), session);
       assert.equal(await store.sessions.findSession(session.tokenHash, at(HOUR)), null, 'expired');
       assert.equal(await store.sessions.findSession('tok_other', at(1)), null);
-      const second = { ...session, tokenHash: newId('tok') };
+      const second = { ...session, tokenHash: `tok-${Math.random().toString(36).slice(2)}` };
       await store.sessions.createSession(second);
       await store.sessions.deleteSession(second.tokenHash);
       assert.equal(await store.sessions.findSession(second.tokenHash, at(1)), null, 'signed out');
