@@ -25,6 +25,7 @@ import { withPixelCache } from '../domain/pixels/pixel-cache.ts';
 import type { Clock, RateLimiter, Store } from '../domain/ports.ts';
 import { authenticateRequest } from './auth.ts';
 import { decodeBody } from './content-encoding.ts';
+import { registerDashboard } from './dashboard/plugin.ts';
 import { handleClientError, handleError, MAX_BODY_BYTES } from './errors.ts';
 import { LazyChildLogger } from './lazy-logger.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
@@ -385,6 +386,8 @@ export async function buildApp(given: AppDeps): Promise<App> {
     registerGetStats(v1, deps);
     registerStreamEvents(v1, deps, streams);
   });
+
+  await registerDashboard(app, deps, keys, streams);
 
   return app;
 }
