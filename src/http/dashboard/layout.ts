@@ -21,6 +21,7 @@ function head(title: string): Html {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · Trackway</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/dashboard/assets/dashboard.css">
 <script src="/dashboard/assets/chart.umd.min.js" defer></script>
 <script src="/dashboard/assets/dashboard.js" defer></script>
