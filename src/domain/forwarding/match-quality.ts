@@ -1,0 +1,54 @@
+/**
+ * `match_quality` (contract §12, issue 18): a LOCAL ESTIMATE, 0–10, of how well an event can
+ * be matched to a person, from the match keys it carries. It is not Meta's Event Match Quality:
+ * Meta computes that over 48 hours of events from the keys received, their quality and the
+ * share of events actually matched, by a formula it does not publish. This estimate only
+ * follows what Meta does publish:
+ * - the priority tiers of its EMQ help page (high: email, fbc; medium: phone, external_id,
+ *   fbp, country; low: first and last name, city, state, zip), with the IP address and user
+ *   agent as the floor every website event should reach (best practices: "high-quality" keys
+ *   include client_ip_address);
+ * - the invalid combinations of its best practices (user_data holding only location keys and
+ *   the user agent, for example, is rejected): such an event scores 0.
+ * Weights sum to 10, so an event with every key scores 10. It is computed at ingestion, while
+ * the raw match keys exist (they are erased after 7 days).
+ */
+import { type MetaMatchKey, metaKeysOf, metaKeysProblem, metaUserData } from './meta-user-data.ts';
+import type { ForwardableEvent } from './model.ts';
+
+/** Trackway's names of the keys, with Meta's, highest weight first. */
+const WEIGHTS: ReadonlyArray<{ key: string; meta: MetaMatchKey; weight: number }> = [
+  { key: 'email', meta: 'em', weight: 2.5 },
+  { key: 'fbc', meta: 'fbc', weight: 1.5 },
+  { key: 'phone', meta: 'ph', weight: 1.5 },
+  { key: 'external_id', meta: 'external_id', weight: 1 },
+  { key: 'fbp', meta: 'fbp', weight: 1 },
+  { key: 'client_ip_address', meta: 'client_ip_address', weight: 0.75 },
+  { key: 'client_user_agent', meta: 'client_user_agent', weight: 0.75 },
+  { key: 'country', meta: 'country', weight: 0.5 },
+  { key: 'first_name', meta: 'fn', weight: 0.1 },
+  { key: 'last_name', meta: 'ln', weight: 0.1 },
+  { key: 'city', meta: 'ct', weight: 0.1 },
+  { key: 'state', meta: 'st', weight: 0.1 },
+  { key: 'zip', meta: 'zp', weight: 0.1 },
+];
+
+export interface MatchQuality {
+  /** 0–10, one decimal. */
+  score: number;
+  /** The keys present, highest weight first. */
+  keys: string[];
+  /** The keys absent, highest weight first: what would raise the score most. */
+  missing: string[];
+}
+
+export function matchQuality(
+  forwardable: Pick<ForwardableEvent, 'hashes' | 'matchKeys'>,
+): MatchQuality {
+  const present = metaKeysOf(metaUserData(forwardable));
+  const keys = WEIGHTS.filter((w) => present.has(w.meta));
+  const missing = WEIGHTS.filter((w) => !present.has(w.meta)).map((w) => w.key);
+  const rejected = metaKeysProblem(present) !== null;
+  const total = rejected ? 0 : keys.reduce((sum, w) => sum + w.weight, 0);
+  return { score: Math.round(total * 10) / 10, keys: keys.map((w) => w.key), missing };
+}

@@ -1,0 +1,95 @@
+/**
+ * Meta Conversions API requests: `POST /{pixel_id}/events?access_token=…` with
+ * `{data: [server event…], test_event_code?}`, at most 1,000 events each.
+ *
+ * Meta rejects a whole request for one invalid event, so everything Meta is documented to
+ * refuse is caught here and `skipped` with a reason instead of being sent: events outside the
+ * 7-day window, website events without `client_user_agent` or `event_source_url`, purchases
+ * without value and currency, and user_data Meta cannot match on.
+ */
+import type { MetaConfig } from './destination-config.ts';
+import { platformEventName } from './event-names.ts';
+import { metaKeysOf, metaKeysProblem, metaUserData } from './meta-user-data.ts';
+import {
+  type BuildOptions,
+  type BuiltBatch,
+  chunk,
+  type ForwardableEvent,
+  maskSecret,
+  type PlatformRequest,
+  type Skip,
+} from './model.ts';
+import { MAX_EVENTS_PER_REQUEST, outsideWindowReason } from './platforms.ts';
+
+function metaEvent(
+  forwardable: ForwardableEvent,
+  config: MetaConfig,
+  now: Date,
+): { event: Record<string, unknown> } | { skipped: string } {
+  const { event, actionSource } = forwardable;
+  const late = outsideWindowReason('meta', event.timestamp, now);
+  if (late) return { skipped: late };
+  const name = platformEventName('meta', event.eventName, config.event_names);
+  if ('skipped' in name) return name;
+  const userData = metaUserData(forwardable);
+  if (actionSource === 'website') {
+    if (userData['client_user_agent'] === undefined) {
+      return { skipped: 'missing client_user_agent, which Meta requires for a website event' };
+    }
+    if (event.url === null) {
+      return { skipped: 'missing url (event_source_url), which Meta requires for a website event' };
+    }
+  }
+  const keysProblem = metaKeysProblem(metaKeysOf(userData));
+  if (keysProblem) return { skipped: keysProblem };
+  if (name.name === 'Purchase' && (event.value === null || event.currency === null)) {
+    return { skipped: 'missing value or currency, which Meta requires for a Purchase event' };
+  }
+
+  // The caller's keys first, so that Trackway's own fields win a clash.
+  const customData: Record<string, unknown> = { ...(event.customData ?? {}) };
+  if (event.value !== null) customData['value'] = event.value;
+  if (event.currency !== null) customData['currency'] = event.currency;
+  if (event.searchString !== null) customData['search_string'] = event.searchString;
+
+  const serverEvent: Record<string, unknown> = {
+    event_name: name.name,
+    event_time: Math.floor(event.timestamp.getTime() / 1000),
+    event_id: event.eventId,
+    action_source: actionSource,
+    user_data: userData,
+  };
+  if (event.url !== null) serverEvent['event_source_url'] = event.url;
+  if (Object.keys(customData).length > 0) serverEvent['custom_data'] = customData;
+  return { event: serverEvent };
+}
+
+export function buildMetaRequests(
+  events: ForwardableEvent[],
+  config: MetaConfig,
+  options: BuildOptions,
+): BuiltBatch {
+  const skipped: Skip[] = [];
+  const ready: Array<{ eventId: string; body: Record<string, unknown> }> = [];
+  for (const forwardable of events) {
+    const built = metaEvent(forwardable, config, options.now);
+    if ('skipped' in built)
+      skipped.push({ eventId: forwardable.event.eventId, reason: built.skipped });
+    else ready.push({ eventId: forwardable.event.eventId, body: built.event });
+  }
+  const testEventCode = options.test?.testEventCode ?? config.test_event_code;
+  const token = encodeURIComponent(config.access_token);
+  const path = `/${config.pixel_id}/events`;
+  const requests: PlatformRequest[] = chunk(ready, MAX_EVENTS_PER_REQUEST.meta).map((part) => ({
+    method: 'POST',
+    path: `${path}?access_token=${token}`,
+    redactedPath: `${path}?access_token=${maskSecret(config.access_token)}`,
+    headers: { 'content-type': 'application/json' },
+    body: {
+      data: part.map((e) => e.body),
+      ...(testEventCode !== undefined ? { test_event_code: testEventCode } : {}),
+    },
+    eventIds: part.map((e) => e.eventId),
+  }));
+  return { requests, skipped, notes: [] };
+}

@@ -1,0 +1,88 @@
+/**
+ * TikTok Events API 2.0 requests (v1.3 path): `POST /event/track/` with the `Access-Token`
+ * header and `{event_source: "web", event_source_id: <pixel code>, test_event_code?, data:
+ * [{event, event_time, event_id, user, page, properties}]}`, at most 1,000 events each.
+ *
+ * `user` carries TikTok's hashes (email, phone, external_id, names, zip), the unhashed but
+ * normalised city, state and country, and the raw ip, user agent, ttclid and ttp. TikTok
+ * documents no maximum event age, so no window applies (see platforms.ts).
+ */
+import type { TiktokConfig } from './destination-config.ts';
+import { platformEventName } from './event-names.ts';
+import {
+  type BuildOptions,
+  type BuiltBatch,
+  chunk,
+  type ForwardableEvent,
+  type PlatformRequest,
+  type Skip,
+} from './model.ts';
+import { MAX_EVENTS_PER_REQUEST, outsideWindowReason } from './platforms.ts';
+
+function tiktokUser(forwardable: ForwardableEvent): Record<string, string> {
+  const user: Record<string, string> = { ...forwardable.hashes.tiktok };
+  const location = forwardable.location?.tiktok;
+  if (location?.city) user['city'] = location.city;
+  if (location?.state) user['state'] = location.state;
+  if (location?.country) user['country'] = location.country;
+  const raw = forwardable.matchKeys;
+  if (raw?.clientIpAddress !== undefined) user['ip'] = raw.clientIpAddress;
+  if (raw?.clientUserAgent !== undefined) user['user_agent'] = raw.clientUserAgent;
+  if (raw?.ttclid !== undefined) user['ttclid'] = raw.ttclid;
+  if (raw?.ttp !== undefined) user['ttp'] = raw.ttp;
+  return user;
+}
+
+export function buildTiktokRequests(
+  events: ForwardableEvent[],
+  config: TiktokConfig,
+  options: BuildOptions,
+): BuiltBatch {
+  const skipped: Skip[] = [];
+  const ready: Array<{ eventId: string; body: Record<string, unknown> }> = [];
+  for (const forwardable of events) {
+    const { event } = forwardable;
+    const late = outsideWindowReason('tiktok', event.timestamp, options.now);
+    if (late) {
+      skipped.push({ eventId: event.eventId, reason: late });
+      continue;
+    }
+    const name = platformEventName('tiktok', event.eventName, config.event_names);
+    if ('skipped' in name) {
+      skipped.push({ eventId: event.eventId, reason: name.skipped });
+      continue;
+    }
+    // The caller's keys first, so that Trackway's own fields win a clash.
+    const properties: Record<string, unknown> = { ...(event.customData ?? {}) };
+    if (event.value !== null) properties['value'] = event.value;
+    if (event.currency !== null) properties['currency'] = event.currency;
+    if (event.searchString !== null) properties['query'] = event.searchString;
+    const page: Record<string, string> = {};
+    if (event.url !== null) page['url'] = event.url;
+    if (event.referrer !== null) page['referrer'] = event.referrer;
+    const data: Record<string, unknown> = {
+      event: name.name,
+      event_time: Math.floor(event.timestamp.getTime() / 1000),
+      event_id: event.eventId,
+      user: tiktokUser(forwardable),
+    };
+    if (Object.keys(page).length > 0) data['page'] = page;
+    if (Object.keys(properties).length > 0) data['properties'] = properties;
+    ready.push({ eventId: event.eventId, body: data });
+  }
+  const testEventCode = options.test?.testEventCode ?? config.test_event_code;
+  const requests: PlatformRequest[] = chunk(ready, MAX_EVENTS_PER_REQUEST.tiktok).map((part) => ({
+    method: 'POST',
+    path: '/event/track/',
+    redactedPath: '/event/track/',
+    headers: { 'content-type': 'application/json', 'access-token': config.access_token },
+    body: {
+      event_source: 'web',
+      event_source_id: config.pixel_code,
+      ...(testEventCode !== undefined ? { test_event_code: testEventCode } : {}),
+      data: part.map((e) => e.body),
+    },
+    eventIds: part.map((e) => e.eventId),
+  }));
+  return { requests, skipped, notes: [] };
+}

@@ -1,0 +1,124 @@
+/**
+ * The plumbing the local platform servers share: a real node:http server on a free port that
+ * records every request, can be switched to answer 5xx or to hang, and closes cleanly even
+ * with requests left hanging.
+ */
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** `normal`: honour the platform's contract; `down`: answer 5xx; `hang`: never answer. */
+export type ServerMode = 'normal' | 'down' | 'hang';
+
+export interface ReceivedRequest {
+  method: string;
+  /** Path and query as sent. */
+  url: string;
+  path: string;
+  query: URLSearchParams;
+  headers: IncomingMessage['headers'];
+  body: string;
+  /** The body parsed as JSON, or undefined when it is not JSON. */
+  json: unknown;
+}
+
+export interface Answer {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface PlatformServer {
+  /** `http://127.0.0.1:<port>`. */
+  origin: string;
+  mode: ServerMode;
+  requests: ReceivedRequest[];
+  /** Resolves once `predicate` holds (checked on every arrival). */
+  waitFor(predicate: () => boolean): Promise<void>;
+  close(): Promise<void>;
+}
+
+const MAX_BODY = 8 * 1024 * 1024;
+
+export async function startPlatformServer(
+  handle: (request: ReceivedRequest, server: PlatformServer) => Answer,
+  down: () => Answer,
+): Promise<PlatformServer> {
+  const waiters = new Set<() => void>();
+  const hanging = new Set<ServerResponse>();
+  const sockets = new Set<import('node:net').Socket>();
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY) chunks.push(chunk);
+    });
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      const url = new URL(req.url ?? '/', 'http://local');
+      let json: unknown;
+      try {
+        json = JSON.parse(body);
+      } catch {
+        json = undefined;
+      }
+      const request: ReceivedRequest = {
+        method: req.method ?? 'GET',
+        url: req.url ?? '/',
+        path: url.pathname,
+        query: url.searchParams,
+        headers: req.headers,
+        body,
+        json,
+      };
+      platform.requests.push(request);
+      for (const wake of waiters) wake();
+      if (platform.mode === 'hang') {
+        hanging.add(res);
+        return;
+      }
+      const answer = platform.mode === 'down' ? down() : handle(request, platform);
+      const text = answer.body === undefined ? '' : JSON.stringify(answer.body);
+      res.writeHead(answer.status, {
+        ...(text ? { 'content-type': 'application/json' } : {}),
+        ...answer.headers,
+      });
+      res.end(text);
+    });
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  const platform: PlatformServer = {
+    origin: `http://127.0.0.1:${port}`,
+    mode: 'normal',
+    requests: [],
+    waitFor(predicate) {
+      if (predicate()) return Promise.resolve();
+      return new Promise((resolve) => {
+        const wake = () => {
+          if (!predicate()) return;
+          waiters.delete(wake);
+          resolve();
+        };
+        waiters.add(wake);
+      });
+    },
+    async close() {
+      for (const res of hanging) res.destroy();
+      for (const socket of sockets) socket.destroy();
+      server.close();
+      await once(server, 'close');
+    },
+  };
+  return platform;
+}
+
+export function isSha256Hex(value: unknown): boolean {
+  return typeof value === 'string' && /^[0-9a-f]{64}$/.test(value);
+}
