@@ -91,8 +91,8 @@ ${jsonData('overview-data', {
   revenue,
 })}
 <div class="charts">
-  <figure><canvas id="events-chart" role="img" aria-label="Events per hour by event name, ${period === '7d' ? 'last 7 days' : 'last 24 hours'}"></canvas><figcaption>Events per hour, by event name</figcaption></figure>
-  <figure><canvas id="revenue-chart" role="img" aria-label="Revenue per hour (sum of value), ${period === '7d' ? 'last 7 days' : 'last 24 hours'}"></canvas><figcaption>Revenue per hour (sum of <code>value</code>)</figcaption></figure>
+  <figure><div class="chart-box"><canvas id="events-chart" role="img" aria-label="Events per hour by event name, ${period === '7d' ? 'last 7 days' : 'last 24 hours'}"></canvas></div><figcaption>Events per hour, by event name</figcaption></figure>
+  <figure><div class="chart-box"><canvas id="revenue-chart" role="img" aria-label="Revenue per hour (sum of value), ${period === '7d' ? 'last 7 days' : 'last 24 hours'}"></canvas></div><figcaption>Revenue per hour (sum of <code>value</code>)</figcaption></figure>
 </div>
 <table>
   <caption>Totals for the period</caption>
