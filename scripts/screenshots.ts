@@ -37,14 +37,15 @@ const receiver = createServer((request, response) => {
 receiver.listen(0, '127.0.0.1');
 await once(receiver, 'listening');
 
-async function api(method: string, path: string, body?: unknown) {
+/** Calls the API with the account's key; every answer used here carries an `id`. */
+async function api(method: string, path: string, body?: unknown): Promise<{ id: string }> {
   const res = await fetch(`${server.url}${path}`, {
     method,
     headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
     ...(body !== undefined && { body: JSON.stringify(body) }),
   });
   if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-  return res.status === 204 ? null : res.json();
+  return (await res.json()) as { id: string };
 }
 
 const chromium = await launchChromium();
