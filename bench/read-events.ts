@@ -182,6 +182,11 @@ async function prepareSqlite(): Promise<Prepared> {
   };
 }
 
+/** The load's big statements run longer than the store's 10 s query timeout allows requests. */
+function bulkQuery(pool: pg.Pool, text: string, values?: unknown[]) {
+  return pool.query({ text, values, query_timeout: 3_600_000 } as pg.QueryConfig);
+}
+
 async function preparePostgres(): Promise<Prepared> {
   const base = process.env['BENCH_DATABASE_URL'] || 'postgres://postgres@127.0.0.1:5432/test';
   const schema = `bench_reads_${process.pid}`;
@@ -194,7 +199,8 @@ async function preparePostgres(): Promise<Prepared> {
   // In chunks of a million so a slow disk shows progress.
   for (let from = 0; from < EVENTS; from += 1_000_000) {
     const to = Math.min(EVENTS, from + 1_000_000) - 1;
-    await store.pool.query(
+    await bulkQuery(
+      store.pool,
       `INSERT INTO events (account_id, pixel_id, event_id, event_name, value, currency, timestamp,
          received_at, url, referrer, title, search_string, user_data, custom_data)
        SELECT $1, $2, 'bulk-' || i, ${nameCase('i')}, 49.99, 'USD',
@@ -207,20 +213,23 @@ async function preparePostgres(): Promise<Prepared> {
   }
   // The bulk load bypasses the insert path, so fill the pixel's counts the way the migration
   // backfills them.
-  await store.pool.query(
+  await bulkQuery(
+    store.pool,
     `INSERT INTO event_counts (pixel_id, account_id, event_name, hour, n, value_sum)
      SELECT pixel_id, account_id, event_name, floor(extract(epoch FROM timestamp) / 3600)::bigint,
             count(*), coalesce(sum(value), 0)
        FROM events WHERE pixel_id = $1 GROUP BY 1, 2, 3, 4`,
     [pixelId],
   );
-  await store.pool.query(
+  await bulkQuery(
+    store.pool,
     `INSERT INTO event_counts_daily (pixel_id, account_id, event_name, day, n, value_sum)
      SELECT pixel_id, account_id, event_name, floor(hour / 24.0)::bigint, sum(n), sum(value_sum)
        FROM event_counts WHERE pixel_id = $1 GROUP BY 1, 2, 3, 4`,
     [pixelId],
   );
-  await store.pool.query(
+  await bulkQuery(
+    store.pool,
     `INSERT INTO event_totals (pixel_id, account_id, event_name, n)
      SELECT pixel_id, account_id, event_name, sum(n)
        FROM event_counts WHERE pixel_id = $1 GROUP BY 1, 2, 3`,
@@ -228,7 +237,10 @@ async function preparePostgres(): Promise<Prepared> {
   );
   // Fresh statistics and a visibility map, as autovacuum would leave them on a live system:
   // index-only scans (the counts) depend on it.
-  await store.pool.query('VACUUM ANALYZE events, event_counts, event_counts_daily, event_totals');
+  await bulkQuery(
+    store.pool,
+    'VACUUM ANALYZE events, event_counts, event_counts_daily, event_totals',
+  );
   console.log(
     `postgres: loaded ${EVENTS} events in ${((performance.now() - started) / 1000).toFixed(0)} s`,
   );
