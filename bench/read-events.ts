@@ -1,5 +1,6 @@
 /**
- * GET /v1/pixels/:id/events latency on a big pixel, SQLite and PostgreSQL side by side.
+ * GET /v1/pixels/:id/events and GET /v1/pixels/:id/stats latency on a big pixel, SQLite and
+ * PostgreSQL side by side.
  *
  * Loads N events (default 5,000,000) for one pixel into each store, then starts the real
  * server (in this process, listening on a real port) and times sequential requests for each
@@ -57,7 +58,7 @@ const NAMES = [
   'CompleteRegistration',
 ];
 
-const SHAPES: Array<{ shape: string; query: string }> = [
+const SHAPES: Array<{ shape: string; query: string; path?: string }> = [
   { shape: 'no filter', query: '' },
   { shape: 'event_name', query: 'event_name=Purchase' },
   { shape: 'start_date/end_date (1 day)', query: 'start_date=2026-01-20&end_date=2026-01-20' },
@@ -75,6 +76,28 @@ const SHAPES: Array<{ shape: string; query: string }> = [
   {
     shape: 'event_name + mid-hour dates',
     query: 'event_name=Purchase&start_date=2026-01-20T10:30:00Z&end_date=2026-01-22T17:45:30.500Z',
+  },
+  // GET …/stats (the dashboard's charts): buckets from the count tables, ten names each.
+  { path: 'stats', shape: 'stats: 24 hours', query: 'start_date=2026-01-20&end_date=2026-01-20' },
+  {
+    path: 'stats',
+    shape: 'stats: 7 days by hour',
+    query: 'start_date=2026-01-20&end_date=2026-01-26',
+  },
+  {
+    path: 'stats',
+    shape: 'stats: 1,000 hours',
+    query: 'start_date=2026-01-01T00:00:00Z&end_date=2026-02-11T15:00:00Z',
+  },
+  {
+    path: 'stats',
+    shape: 'stats: 58 days by day',
+    query: 'interval=day&start_date=2026-01-01&end_date=2026-02-27',
+  },
+  {
+    path: 'stats',
+    shape: 'stats: 7 days, event_name',
+    query: 'event_name=Purchase&start_date=2026-01-20&end_date=2026-01-26',
   },
 ];
 
@@ -134,11 +157,12 @@ async function prepareSqlite(): Promise<Prepared> {
   // The bulk load bypasses the insert path, so fill the pixel's counts the way the migration
   // backfills them (timestamps here are all after 1970: plain division is a floor).
   store.db.exec(
-    `INSERT INTO event_counts (pixel_id, account_id, event_name, hour, n)
-     SELECT pixel_id, account_id, event_name, timestamp / 3600000 AS hour, count(*)
+    `INSERT INTO event_counts (pixel_id, account_id, event_name, hour, n, value_sum)
+     SELECT pixel_id, account_id, event_name, timestamp / 3600000 AS hour, count(*),
+            coalesce(sum(value), 0)
        FROM events WHERE pixel_id = '${pixelId}' GROUP BY pixel_id, account_id, event_name, hour;
-     INSERT INTO event_counts_daily (pixel_id, account_id, event_name, day, n)
-     SELECT pixel_id, account_id, event_name, hour / 24 AS day, sum(n)
+     INSERT INTO event_counts_daily (pixel_id, account_id, event_name, day, n, value_sum)
+     SELECT pixel_id, account_id, event_name, hour / 24 AS day, sum(n), sum(value_sum)
        FROM event_counts WHERE pixel_id = '${pixelId}' GROUP BY pixel_id, account_id, event_name, day;
      INSERT INTO event_totals (pixel_id, account_id, event_name, n)
      SELECT pixel_id, account_id, event_name, sum(n)
@@ -158,6 +182,11 @@ async function prepareSqlite(): Promise<Prepared> {
   };
 }
 
+/** The load's big statements run longer than the store's 10 s query timeout allows requests. */
+function bulkQuery(pool: pg.Pool, text: string, values?: unknown[]) {
+  return pool.query({ text, values, query_timeout: 3_600_000 } as pg.QueryConfig);
+}
+
 async function preparePostgres(): Promise<Prepared> {
   const base = process.env['BENCH_DATABASE_URL'] || 'postgres://postgres@127.0.0.1:5432/test';
   const schema = `bench_reads_${process.pid}`;
@@ -170,7 +199,8 @@ async function preparePostgres(): Promise<Prepared> {
   // In chunks of a million so a slow disk shows progress.
   for (let from = 0; from < EVENTS; from += 1_000_000) {
     const to = Math.min(EVENTS, from + 1_000_000) - 1;
-    await store.pool.query(
+    await bulkQuery(
+      store.pool,
       `INSERT INTO events (account_id, pixel_id, event_id, event_name, value, currency, timestamp,
          received_at, url, referrer, title, search_string, user_data, custom_data)
        SELECT $1, $2, 'bulk-' || i, ${nameCase('i')}, 49.99, 'USD',
@@ -183,20 +213,23 @@ async function preparePostgres(): Promise<Prepared> {
   }
   // The bulk load bypasses the insert path, so fill the pixel's counts the way the migration
   // backfills them.
-  await store.pool.query(
-    `INSERT INTO event_counts (pixel_id, account_id, event_name, hour, n)
+  await bulkQuery(
+    store.pool,
+    `INSERT INTO event_counts (pixel_id, account_id, event_name, hour, n, value_sum)
      SELECT pixel_id, account_id, event_name, floor(extract(epoch FROM timestamp) / 3600)::bigint,
-            count(*)
+            count(*), coalesce(sum(value), 0)
        FROM events WHERE pixel_id = $1 GROUP BY 1, 2, 3, 4`,
     [pixelId],
   );
-  await store.pool.query(
-    `INSERT INTO event_counts_daily (pixel_id, account_id, event_name, day, n)
-     SELECT pixel_id, account_id, event_name, floor(hour / 24.0)::bigint, sum(n)
+  await bulkQuery(
+    store.pool,
+    `INSERT INTO event_counts_daily (pixel_id, account_id, event_name, day, n, value_sum)
+     SELECT pixel_id, account_id, event_name, floor(hour / 24.0)::bigint, sum(n), sum(value_sum)
        FROM event_counts WHERE pixel_id = $1 GROUP BY 1, 2, 3, 4`,
     [pixelId],
   );
-  await store.pool.query(
+  await bulkQuery(
+    store.pool,
     `INSERT INTO event_totals (pixel_id, account_id, event_name, n)
      SELECT pixel_id, account_id, event_name, sum(n)
        FROM event_counts WHERE pixel_id = $1 GROUP BY 1, 2, 3`,
@@ -204,7 +237,10 @@ async function preparePostgres(): Promise<Prepared> {
   );
   // Fresh statistics and a visibility map, as autovacuum would leave them on a live system:
   // index-only scans (the counts) depend on it.
-  await store.pool.query('VACUUM ANALYZE events, event_counts, event_counts_daily, event_totals');
+  await bulkQuery(
+    store.pool,
+    'VACUUM ANALYZE events, event_counts, event_counts_daily, event_totals',
+  );
   console.log(
     `postgres: loaded ${EVENTS} events in ${((performance.now() - started) / 1000).toFixed(0)} s`,
   );
@@ -234,17 +270,18 @@ async function measure(p: Prepared) {
   const headers = { authorization: `Bearer ${p.apiKey}` };
   const rows: Array<Record<string, string | number>> = [];
   try {
-    for (const { shape, query } of SHAPES) {
-      const url = `${server.url}/v1/pixels/${p.pixelId}/events${query ? `?${query}` : ''}`;
+    for (const { shape, query, path = 'events' } of SHAPES) {
+      const url = `${server.url}/v1/pixels/${p.pixelId}/${path}${query ? `?${query}` : ''}`;
       const times: number[] = [];
       let total = 0;
       for (let i = 0; i < REQUESTS + 20; i++) {
         const started = performance.now();
         const res = await fetch(url, { headers });
-        const body = (await res.json()) as { total: number; events: unknown[] };
+        const body = (await res.json()) as { total?: number; buckets?: unknown[] };
         const elapsed = performance.now() - started;
         if (res.status !== 200) throw new Error(`${shape}: HTTP ${res.status}`);
-        total = body.total;
+        // Events matched, or buckets returned for the stats shapes.
+        total = body.total ?? body.buckets?.length ?? 0;
         if (i >= 20) times.push(elapsed); // the first 20 warm caches and connections
       }
       times.sort((a, b) => a - b);

@@ -196,6 +196,8 @@ export interface HarnessOptions {
   rateLimiter?: RateLimiter | null;
   /** Take the client IP from `X-Forwarded-For` (Fastify trustProxy). */
   trustProxy?: Config['trustProxy'];
+  /** Between live-tail heartbeats (the app's default is 15 s). */
+  liveTailHeartbeatMs?: number;
 }
 
 export async function startHarness(
@@ -219,6 +221,9 @@ export async function startHarness(
     },
     logger: testLogger(),
     rateLimiter: options.rateLimiter === undefined ? new MemoryRateLimiter() : options.rateLimiter,
+    ...(options.liveTailHeartbeatMs !== undefined && {
+      liveTailHeartbeatMs: options.liveTailHeartbeatMs,
+    }),
   });
   await app.ready();
   const request = (owner: TestAccount | null, options: InjectOptions) =>

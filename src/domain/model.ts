@@ -139,3 +139,43 @@ export interface AttemptResult {
   /** Set when the endpoint must be switched off (410 Gone, or failing for too long). */
   disableEndpoint?: string;
 }
+
+// ---- Keys, stats, live tail and dashboard sessions (contract §13) ----
+
+export const KEY_SCOPES = ['full', 'ingest'] as const;
+/** `full` may call every route; `ingest` only the track routes. */
+export type KeyScope = (typeof KEY_SCOPES)[number];
+
+/** A key as the keys API and the dashboard show it. */
+export interface ManagedKey extends ApiKeyRecord {
+  name: string;
+  scope: KeyScope;
+  /** Updated at most once a minute per key and instance, not on every request. */
+  lastUsedAt: Date | null;
+}
+
+export type StatsInterval = 'hour' | 'day';
+
+/** One (bucket, event name) of the per-bucket counts kept at insert. */
+export interface StatsBucket {
+  start: Date;
+  eventName: string;
+  count: number;
+  /** Sum of `value` over the bucket's events (events without one add 0). */
+  valueSum: number;
+}
+
+/** A stored event with its arrival number: the live tail's event id, for `Last-Event-ID`. */
+export interface SequencedEvent {
+  seq: number;
+  event: TrackedEvent;
+}
+
+/** A signed-in dashboard browser; the store keeps only the hash of its cookie token. */
+export interface DashboardSession {
+  tokenHash: string;
+  accountId: string;
+  keyId: string;
+  createdAt: Date;
+  expiresAt: Date;
+}

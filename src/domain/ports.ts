@@ -8,8 +8,14 @@ import type {
   ApiKeyRecord,
   AttemptResult,
   ClaimedDelivery,
+  DashboardSession,
   DeliveryAttempt,
+  KeyScope,
+  ManagedKey,
   Pixel,
+  SequencedEvent,
+  StatsBucket,
+  StatsInterval,
   TrackedEvent,
   WebhookEndpoint,
   WebhookEvent,
@@ -74,8 +80,8 @@ export interface AccountStore {
   listApiKeys(accountId: string): Promise<ApiKeyRecord[]>;
   /** Marks a key revoked (idempotent); `null` when there is no such key. */
   revokeApiKey(keyId: string, at: Date): Promise<ApiKeyRecord | null>;
-  /** The account owning an unrevoked key with this hash. */
-  findByKeyHash(hash: string): Promise<{ account: Account; keyId: string } | null>;
+  /** The account owning an unrevoked key with this hash, and what the key may do. */
+  findByKeyHash(hash: string): Promise<{ account: Account; keyId: string; scope: KeyScope } | null>;
 }
 
 export interface PixelStore {
@@ -214,11 +220,77 @@ export interface Store {
   pixels: PixelStore;
   events: EventStore;
   webhooks: WebhookStore;
+  keys: KeyStore;
+  stats: StatsStore;
+  feed: EventFeed;
+  sessions: SessionStore;
   /** Runs pending migrations; safe to call on every start. */
   migrate(): Promise<void>;
   /** Cheap round trip, for /readyz. */
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+// ---- Keys, stats, live tail and dashboard sessions (contract §13) ----
+
+export interface NewManagedKeyRow extends NewApiKeyRow {
+  name: string;
+  scope: KeyScope;
+}
+
+/** The keys API's view of api_keys: names, scopes and last use, always scoped by account. */
+export interface KeyStore {
+  createKey(key: NewManagedKeyRow): Promise<void>;
+  /** Oldest first, revoked keys included. */
+  listKeys(accountId: string): Promise<ManagedKey[]>;
+  /** Marks the account's key revoked (idempotent); `null` when the account has no such key. */
+  revokeKey(accountId: string, keyId: string, at: Date): Promise<ManagedKey | null>;
+  /** Records a use of the key; callers throttle it (one write a minute per key). */
+  touchKey(keyId: string, at: Date): Promise<void>;
+}
+
+export interface StatsQuery {
+  accountId: string;
+  pixelId: string;
+  interval: StatsInterval;
+  /** Bucket numbers since the epoch (hours or days), `first` and `last` inclusive. */
+  first: number;
+  last: number;
+  eventName?: string;
+}
+
+export interface StatsStore {
+  /** The non-empty buckets of the range, from the per-bucket counts (never the events table). */
+  eventStats(query: StatsQuery): Promise<StatsBucket[]>;
+}
+
+/**
+ * What the store announces after it committed new events: every instance hears of events any
+ * instance stored (PostgreSQL: LISTEN/NOTIFY; SQLite: one process, an in-process bus).
+ */
+export interface EventFeed {
+  /**
+   * Calls `listener` with the arrival numbers of each commit's new events of the pixel. The
+   * promise resolves once the subscription is live; the function it gives ends it.
+   */
+  subscribe(pixelId: string, listener: (seqs: number[]) => void): Promise<() => void>;
+  /** The pixel's events with these arrival numbers, in arrival order. */
+  eventsBySeq(accountId: string, pixelId: string, seqs: number[]): Promise<SequencedEvent[]>;
+  /** The pixel's events that arrived after `afterSeq`, oldest first, at most `limit`. */
+  eventsAfter(
+    accountId: string,
+    pixelId: string,
+    afterSeq: number,
+    limit: number,
+  ): Promise<SequencedEvent[]>;
+  close(): Promise<void>;
+}
+
+export interface SessionStore {
+  createSession(session: DashboardSession): Promise<void>;
+  /** The session with this token hash, unexpired at `now` and with its key unrevoked. */
+  findSession(tokenHash: string, now: Date): Promise<DashboardSession | null>;
+  deleteSession(tokenHash: string): Promise<void>;
 }
 
 /** Fixed windows aligned to the UTC calendar: the minute and the day. */

@@ -12,11 +12,14 @@ import sjson from 'secure-json-parse';
 import type { Config } from '../config.ts';
 import { ApiKeyCache } from '../domain/accounts/key-cache.ts';
 import { TrackwayError } from '../domain/errors.ts';
+import { KeyUsage } from '../domain/keys/key-usage.ts';
+import { assertScopeAllows } from '../domain/keys/keys.ts';
 import type { Account } from '../domain/model.ts';
 import { withPixelCache } from '../domain/pixels/pixel-cache.ts';
 import { compileValidator } from '../domain/validation.ts';
 import { authenticateRequest } from './auth.ts';
 import { decodeBody } from './content-encoding.ts';
+import { registerDashboard } from './dashboard/plugin.ts';
 import type { App, AppDeps } from './deps.ts';
 import { handleClientError, handleError, MAX_BODY_BYTES } from './errors.ts';
 import { LazyChildLogger } from './lazy-logger.ts';
@@ -25,11 +28,16 @@ import { finishOpenApiDocument, OPENAPI_BASE } from './openapi-document.ts';
 import { limitAccount, limitAuthFailure } from './rate-limit.ts';
 import { compileSchemaValidator, NoBodySchema, NoQuerySchema } from './route-kit.ts';
 import { registerListEvents } from './routes/events.list.ts';
+import { registerStreamEvents } from './routes/events.stream.ts';
 import { registerHealthRoutes } from './routes/health.ts';
+import { registerCreateKey } from './routes/keys.create.ts';
+import { registerRevokeKey } from './routes/keys.delete.ts';
+import { registerListKeys } from './routes/keys.list.ts';
 import { registerCreatePixel } from './routes/pixels.create.ts';
 import { registerGetPixel } from './routes/pixels.get.ts';
 import { registerListPixels } from './routes/pixels.list.ts';
 import { registerUpdatePixel } from './routes/pixels.update.ts';
+import { registerGetStats } from './routes/stats.get.ts';
 import { registerTrackBatch } from './routes/track.batch.post.ts';
 import { registerTrack } from './routes/track.post.ts';
 import { registerCreateWebhook } from './routes/webhooks.create.ts';
@@ -41,6 +49,7 @@ import { registerListWebhooks } from './routes/webhooks.list.ts';
 import { registerRotateWebhookSecret } from './routes/webhooks.rotate-secret.ts';
 import { registerTestWebhook } from './routes/webhooks.test-send.ts';
 import { registerUpdateWebhook } from './routes/webhooks.update.ts';
+import { OpenStreams } from './sse.ts';
 
 export type { App, AppDeps };
 
@@ -226,6 +235,7 @@ export async function buildApp(given: AppDeps): Promise<App> {
   // Declared up front so every request object has the same shape from birth: a property
   // added later in a hook changes the object's hidden class and slows Fastify's hot path.
   app.decorateRequest('account', null as unknown as Account);
+  app.decorateRequest('apiKey', null);
 
   app.setValidatorCompiler(compileSchemaValidator);
 
@@ -320,6 +330,15 @@ export async function buildApp(given: AppDeps): Promise<App> {
 
   // Key lookups are reused for at most 1 s (the contract's bound for plan changes).
   const keys = new ApiKeyCache(deps.store.accounts, deps.clock);
+  const keyUsage = new KeyUsage(deps.store.keys, deps.clock, (error) =>
+    app.log.warn({ err: error }, 'could not record a key use'),
+  );
+  // Live-tail streams would hold the server open: they end when it starts closing.
+  const streams = new OpenStreams();
+  app.addHook('preClose', (done) => {
+    streams.endAll();
+    done();
+  });
   await app.register(async (v1) => {
     // A route that declares no query parameters refuses any (decisions.md: nothing the caller
     // sends is silently ignored), as the routes that declare some refuse the others.
@@ -340,7 +359,12 @@ export async function buildApp(given: AppDeps): Promise<App> {
     v1.addHook('onRequest', async (request, reply) => {
       const now = deps.clock.now();
       try {
-        request.account = await authenticateRequest(keys, request.headers.authorization);
+        const key = await authenticateRequest(keys, request.headers.authorization);
+        request.account = key.account;
+        request.apiKey = { id: key.keyId, scope: key.scope };
+        keyUsage.record(key.keyId);
+        // Before the limits, like authentication's other 403s: a refused call costs no quota.
+        assertScopeAllows(key.scope, `${request.method} ${request.routeOptions.url}`);
       } catch (error) {
         if (limiter && error instanceof TrackwayError && error.code === 'unauthorized') {
           throw await limitAuthFailure(limiter, request.ip, now, error);
@@ -366,7 +390,14 @@ export async function buildApp(given: AppDeps): Promise<App> {
     registerListDeliveries(v1, deps);
     registerRetryDelivery(v1, deps);
     registerTestWebhook(v1, deps);
+    registerListKeys(v1, deps);
+    registerCreateKey(v1, deps);
+    registerRevokeKey(v1, deps);
+    registerGetStats(v1, deps);
+    registerStreamEvents(v1, deps, streams);
   });
+
+  await registerDashboard(app, deps, keys, streams);
 
   return app;
 }

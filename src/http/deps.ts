@@ -7,7 +7,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Config } from '../config.ts';
 import type { CommitSignal } from '../domain/commits.ts';
 import type { Context } from '../domain/context.ts';
-import type { Account } from '../domain/model.ts';
+import type { Account, KeyScope } from '../domain/model.ts';
 import type { Clock, RateLimiter, Store } from '../domain/ports.ts';
 import type { Metrics } from './metrics.ts';
 
@@ -27,6 +27,8 @@ export interface AppDeps {
   metrics?: Metrics;
   /** Set by buildApp: the track path's cached pixel check (`Context.pixelForTracking`). */
   pixelForTracking?: Context['pixelForTracking'];
+  /** Between live-tail heartbeats; 15 s when left out (tests shorten it). */
+  liveTailHeartbeatMs?: number;
 }
 
 export type App = FastifyInstance<
@@ -41,6 +43,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the auth hook on every /v1 route that needs a key. */
     account: Account;
+    /** The key the request authenticated with (API routes; `null` on the dashboard's). */
+    apiKey: { id: string; scope: KeyScope } | null;
   }
   interface FastifyContextConfig {
     /**

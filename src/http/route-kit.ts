@@ -94,12 +94,14 @@ const destinationCheck = (policy: DestinationPolicy): DestinationCheck => ({
   check: (url) => checkDestination(url, policy),
 });
 
+/** Webhook destinations as the configuration allows them (SSRF rules, contract §6). */
+export function webhookDestinations(deps: AppDeps): DestinationCheck {
+  return destinationCheck({
+    allowPrivate: deps.config.webhookAllowPrivate,
+    allowHttp: deps.config.webhookAllowHttp,
+  });
+}
+
 export function webhookContextOf(deps: AppDeps, request: FastifyRequest): WebhookContext {
-  return {
-    ...contextOf(deps, request),
-    destinations: destinationCheck({
-      allowPrivate: deps.config.webhookAllowPrivate,
-      allowHttp: deps.config.webhookAllowHttp,
-    }),
-  };
+  return { ...contextOf(deps, request), destinations: webhookDestinations(deps) };
 }

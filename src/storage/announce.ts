@@ -123,6 +123,11 @@ export function announceCommits(store: Store, notifier: CommitNotifier): Store {
         webhooks.recordAttempt(delivery, owner, result, at),
       nextDueAt: () => webhooks.nextDueAt(),
     },
+    // Keys, stats, the live-tail feed and sessions write no webhook messages and store no events.
+    keys: store.keys,
+    stats: store.stats,
+    feed: store.feed,
+    sessions: store.sessions,
     migrate: () => store.migrate(),
     ping: () => store.ping(),
     close: () => store.close(),

@@ -178,7 +178,7 @@ for (const kind of await testStores()) {
         assert.deepEqual(await store.accounts.getAccount(acct.id), acct);
         assert.equal(await store.accounts.getAccount('acct_missing'), null);
         const found = await store.accounts.findByKeyHash(key.hash);
-        assert.deepEqual(found, { account: acct, keyId: key.id });
+        assert.deepEqual(found, { account: acct, keyId: key.id, scope: 'full' });
 
         const second = { ...key, id: newId('key'), createdAt: at(2), hash: `h2-${acct.id}` };
         await store.accounts.createApiKey(second);
@@ -534,11 +534,11 @@ for (const kind of await testStores()) {
           'DROP TABLE event_totals; DROP TABLE event_counts_daily; DROP TABLE event_counts;';
         if (store instanceof SqliteStore) {
           store.db.exec(
-            `${drop} DELETE FROM schema_migrations WHERE version = '004_event_counts';`,
+            `${drop} DELETE FROM schema_migrations WHERE version IN ('004_event_counts', '005_event_value_sums');`,
           );
         } else if (store instanceof PostgresStore) {
           await store.pool.query(
-            `${drop} DELETE FROM schema_migrations WHERE version = '004_event_counts';`,
+            `${drop} DELETE FROM schema_migrations WHERE version IN ('004_event_counts', '005_event_value_sums');`,
           );
         } else {
           assert.fail('unknown store');
@@ -563,6 +563,24 @@ for (const kind of await testStores()) {
             }
           }
         }
+        // The revenue beside each hourly count is rebuilt too (stats API).
+        const hours = stored.map((e) => Math.floor(e.timestamp.getTime() / HOUR));
+        const buckets = await store.stats.eventStats({
+          accountId: acct.id,
+          pixelId: px.id,
+          interval: 'hour',
+          first: Math.min(...hours),
+          last: Math.max(...hours),
+        });
+        const expected = new Map<string, number>();
+        stored.forEach((e, i) => {
+          const k = `${hours[i]! * HOUR} ${e.eventName}`;
+          expected.set(k, (expected.get(k) ?? 0) + (e.value ?? 0));
+        });
+        assert.deepEqual(
+          new Map(buckets.map((b) => [`${b.start.getTime()} ${b.eventName}`, b.valueSum])),
+          expected,
+        );
       });
 
       it('matches a brute-force count over random events and random ranges', async () => {

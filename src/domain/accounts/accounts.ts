@@ -4,7 +4,7 @@
  */
 import { TrackwayError } from '../errors.ts';
 import { newId } from '../ids.ts';
-import type { Account, ApiKeyRecord } from '../model.ts';
+import type { Account, ApiKeyRecord, KeyScope } from '../model.ts';
 import type { AccountStore, Clock, NewApiKeyRow, Store } from '../ports.ts';
 import { generateApiKey, hashApiKey, hasValidChecksum } from './api-key.ts';
 import { PLANS, type PlanName, type SubscriptionStatus } from './plans.ts';
@@ -178,13 +178,21 @@ export async function authenticate(
   keys: Pick<AccountStore, 'findByKeyHash'>,
   presented: string | undefined,
 ): Promise<Account> {
+  return (await authenticateKey(keys, presented)).account;
+}
+
+/** As authenticate, with the key's id and scope (what the HTTP layer checks routes against). */
+export async function authenticateKey(
+  keys: Pick<AccountStore, 'findByKeyHash'>,
+  presented: string | undefined,
+): Promise<{ account: Account; keyId: string; scope: KeyScope }> {
   if (presented === undefined || !hasValidChecksum(presented)) {
     throw new TrackwayError('unauthorized', INVALID_API_KEY);
   }
   const found = await keys.findByKeyHash(hashApiKey(presented));
   if (!found) throw new TrackwayError('unauthorized', INVALID_API_KEY);
   assertApiAccess(found.account);
-  return found.account;
+  return found;
 }
 
 export function assertApiAccess(account: Account): void {

@@ -9,7 +9,7 @@ export const MAX_LIMIT = 100;
 const DAY_MS = 86_400_000;
 
 /** A date alone covers that whole UTC day: its start for `start_date`, its end for `end_date`. */
-function bound(value: string | undefined, edge: 'start' | 'end'): Date | undefined {
+export function bound(value: string | undefined, edge: 'start' | 'end'): Date | undefined {
   if (value === undefined) return undefined;
   if (/^\d{4}-\d{2}-\d{2}$/.test(value)) {
     const start = Date.parse(`${value}T00:00:00.000Z`);

@@ -8,7 +8,8 @@ import { type EventRow, postgresCodec } from '../rows.ts';
 import { inTransaction } from './database.ts';
 import { writeOutbox } from './webhooks.ts';
 
-const toEvent = (r: EventRow) => rows.toEvent(postgresCodec, r);
+export const toEvent = (r: EventRow) => rows.toEvent(postgresCodec, r);
+export type { EventRow };
 
 type Outcome = InsertOutcome;
 type Pending = NewEvent;
@@ -23,7 +24,11 @@ const key = (e: TrackedEvent) => `${e.pixelId}\u0000${e.eventId}`;
  * the caller's transaction. Returns the outcome of each event, in order. Within the list the
  * first of two equal `(pixel_id, event_id)` wins, as it would arriving first on its own.
  */
-async function insertMany(db: pg.PoolClient, batch: Pending[]): Promise<Outcome[]> {
+async function insertMany(
+  db: pg.PoolClient,
+  batch: Pending[],
+  channel: string,
+): Promise<Outcome[]> {
   const seen = new Set<string>();
   const firsts = batch.filter((p) => {
     const k = key(p.event);
@@ -42,7 +47,7 @@ async function insertMany(db: pg.PoolClient, batch: Pending[]): Promise<Outcome[
   // The same statement adds the rows it really inserted (RETURNING skips the duplicates) to
   // the all-time, daily and hourly counts: one multi-row upsert per table, in the batch's
   // transaction. Keys go in sorted there too, for the same reason.
-  const { rows } = await db.query<{ pixel_id: string; event_id: string }>(
+  const { rows } = await db.query<{ seq: string; pixel_id: string; event_id: string }>(
     `WITH arrived AS MATERIALIZED (
        SELECT nextval((SELECT pg_get_serial_sequence('events', 'seq'))::regclass) AS seq, e.*
          FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::float8[],
@@ -59,7 +64,7 @@ async function insertMany(db: pg.PoolClient, batch: Pending[]): Promise<Outcome[
          received_at, url, referrer, title, search_string, user_data, custom_data
          FROM arrived ORDER BY pixel_id, event_id
        ON CONFLICT (pixel_id, event_id) DO NOTHING
-       RETURNING account_id, pixel_id, event_id, event_name,
+       RETURNING seq, account_id, pixel_id, event_id, event_name, coalesce(value, 0) AS value,
          floor(extract(epoch FROM timestamp) / 3600)::bigint AS hour
      ), all_time AS (
        INSERT INTO event_totals (pixel_id, account_id, event_name, n)
@@ -68,22 +73,25 @@ async function insertMany(db: pg.PoolClient, batch: Pending[]): Promise<Outcome[
         ORDER BY pixel_id, account_id, event_name
        ON CONFLICT (pixel_id, account_id, event_name) DO UPDATE SET n = event_totals.n + excluded.n
      ), daily AS (
-       INSERT INTO event_counts_daily (pixel_id, account_id, event_name, day, n)
-       SELECT pixel_id, account_id, event_name, floor(hour / 24.0)::bigint AS day, count(*)
+       INSERT INTO event_counts_daily (pixel_id, account_id, event_name, day, n, value_sum)
+       SELECT pixel_id, account_id, event_name, floor(hour / 24.0)::bigint AS day, count(*),
+              sum(value)
          FROM inserted
         GROUP BY pixel_id, account_id, event_name, day
         ORDER BY pixel_id, account_id, event_name, day
        ON CONFLICT (pixel_id, account_id, event_name, day)
-         DO UPDATE SET n = event_counts_daily.n + excluded.n
+         DO UPDATE SET n = event_counts_daily.n + excluded.n,
+           value_sum = event_counts_daily.value_sum + excluded.value_sum
      ), hourly AS (
-       INSERT INTO event_counts (pixel_id, account_id, event_name, hour, n)
-       SELECT pixel_id, account_id, event_name, hour, count(*) FROM inserted
+       INSERT INTO event_counts (pixel_id, account_id, event_name, hour, n, value_sum)
+       SELECT pixel_id, account_id, event_name, hour, count(*), sum(value) FROM inserted
         GROUP BY pixel_id, account_id, event_name, hour
         ORDER BY pixel_id, account_id, event_name, hour
        ON CONFLICT (pixel_id, account_id, event_name, hour)
-         DO UPDATE SET n = event_counts.n + excluded.n
+         DO UPDATE SET n = event_counts.n + excluded.n,
+           value_sum = event_counts.value_sum + excluded.value_sum
      )
-     SELECT pixel_id, event_id FROM inserted`,
+     SELECT seq::text, pixel_id, event_id FROM inserted`,
     [
       e.map((x) => x.accountId),
       e.map((x) => x.pixelId),
@@ -102,6 +110,7 @@ async function insertMany(db: pg.PoolClient, batch: Pending[]): Promise<Outcome[
     ],
   );
   const inserted = new Set(rows.map((r) => `${r.pixel_id}\u0000${r.event_id}`));
+  await announceInserted(db, channel, rows);
   const winners = new Set(firsts);
   const outcomes = batch.map(
     (p): Outcome => (winners.has(p) && inserted.has(key(p.event)) ? 'inserted' : 'duplicate'),
@@ -114,6 +123,41 @@ async function insertMany(db: pg.PoolClient, batch: Pending[]): Promise<Outcome[
   return outcomes;
 }
 
+/** Longest NOTIFY payload sent (PostgreSQL refuses 8,000 bytes and more). */
+const MAX_NOTIFY_PAYLOAD = 7_000;
+
+/**
+ * Tells every instance's live tail which events this transaction stored: `<pixel_id>
+ * <seq>,<seq>…` on the store's channel. NOTIFY is transactional, so listeners hear of the
+ * events only once they are committed, and never of a rolled-back batch.
+ */
+async function announceInserted(
+  db: pg.PoolClient,
+  channel: string,
+  rows: { seq: string; pixel_id: string }[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  const byPixel = new Map<string, string[]>();
+  for (const r of rows) {
+    const seqs = byPixel.get(r.pixel_id);
+    if (seqs) seqs.push(r.seq);
+    else byPixel.set(r.pixel_id, [r.seq]);
+  }
+  const payloads: string[] = [];
+  for (const [pixelId, seqs] of byPixel) {
+    let current = '';
+    for (const seq of seqs) {
+      if (current !== '' && current.length + seq.length + 1 > MAX_NOTIFY_PAYLOAD) {
+        payloads.push(current);
+        current = '';
+      }
+      current = current === '' ? `${pixelId} ${seq}` : `${current},${seq}`;
+    }
+    payloads.push(current);
+  }
+  await db.query('SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p', [channel, payloads]);
+}
+
 /**
  * Group commit (../group-commit.ts). A PostgreSQL commit waits for the WAL flush; paying it once
  * per event caps ingest at a few thousand events per second per connection. Concurrent calls go
@@ -123,9 +167,12 @@ async function insertMany(db: pg.PoolClient, batch: Pending[]): Promise<Outcome[
 export class PostgresEventStore implements EventStore {
   private readonly batches: GroupCommit<NewEvent, Outcome>;
 
-  constructor(private readonly pool: pg.Pool) {
+  constructor(
+    private readonly pool: pg.Pool,
+    channel: string,
+  ) {
     this.batches = new GroupCommit(
-      (batch) => inTransaction(this.pool, (db) => insertMany(db, batch)),
+      (batch) => inTransaction(this.pool, (db) => insertMany(db, batch, channel)),
       MAX_BATCH,
     );
   }

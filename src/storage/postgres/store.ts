@@ -1,16 +1,25 @@
 import type pg from 'pg';
-import type { Account, ApiKeyRecord, Pixel, WebhookEvent } from '../../domain/model.ts';
+import type { Account, ApiKeyRecord, KeyScope, Pixel, WebhookEvent } from '../../domain/model.ts';
 import type {
   AccountStore,
   Change,
+  KeyStore,
   NewApiKeyRow,
   Page,
   PixelStore,
+  SessionStore,
+  StatsStore,
   Store,
 } from '../../domain/ports.ts';
 import { translateDriverErrors } from '../driver-errors.ts';
 import * as rows from '../rows.ts';
 import { type AccountRow, type KeyRow, type PixelRow, postgresCodec } from '../rows.ts';
+import {
+  PostgresEventFeed,
+  PostgresKeyStore,
+  PostgresSessionStore,
+  PostgresStatsStore,
+} from './dashboard.ts';
 import {
   createPool,
   describeTarget,
@@ -126,12 +135,13 @@ class PostgresAccountStore implements AccountStore {
   }
 
   async findByKeyHash(hash: string) {
-    const { rows } = await this.pool.query<AccountRow & { key_id: string }>(
-      `SELECT a.*, k.id AS key_id FROM api_keys k JOIN accounts a ON a.id = k.account_id
+    const { rows } = await this.pool.query<AccountRow & { key_id: string; scope: KeyScope }>(
+      `SELECT a.*, k.id AS key_id, k.scope FROM api_keys k JOIN accounts a ON a.id = k.account_id
         WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
       [hash],
     );
-    return rows[0] ? { account: toAccount(rows[0]), keyId: rows[0].key_id } : null;
+    const row = rows[0];
+    return row ? { account: toAccount(row), keyId: row.key_id, scope: row.scope } : null;
   }
 }
 
@@ -221,6 +231,10 @@ export class PostgresStore implements Store {
   readonly pixels: PixelStore;
   readonly events: PostgresEventStore;
   readonly webhooks: PostgresWebhookStore;
+  readonly keys: KeyStore;
+  readonly stats: StatsStore;
+  readonly feed: PostgresEventFeed;
+  readonly sessions: SessionStore;
   private closed: Promise<void> | undefined;
 
   private constructor(
@@ -229,7 +243,13 @@ export class PostgresStore implements Store {
   ) {
     this.accounts = new PostgresAccountStore(pool);
     this.pixels = new PostgresPixelStore(pool);
-    this.events = new PostgresEventStore(pool);
+    // One channel per schema: deployments sharing a database do not hear each other.
+    const channel = `trackway_events${schema === null ? '' : `_${schema}`}`;
+    this.events = new PostgresEventStore(pool, channel);
+    this.feed = new PostgresEventFeed(pool, channel);
+    this.keys = new PostgresKeyStore(pool);
+    this.stats = new PostgresStatsStore(pool);
+    this.sessions = new PostgresSessionStore(pool);
     this.webhooks = new PostgresWebhookStore(pool);
   }
 
@@ -263,6 +283,7 @@ export class PostgresStore implements Store {
     this.closed ??= (async () => {
       await this.events.flushed();
       await this.webhooks.flushed();
+      await this.feed.close();
       await this.pool.end();
     })();
     return this.closed;

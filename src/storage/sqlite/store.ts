@@ -1,6 +1,7 @@
 import type {
   Account,
   ApiKeyRecord,
+  KeyScope,
   Pixel,
   TrackedEvent,
   WebhookEvent,
@@ -11,10 +12,13 @@ import type {
   EventQuery,
   EventStore,
   InsertOutcome,
+  KeyStore,
   NewApiKeyRow,
   NewEvent,
   Page,
   PixelStore,
+  SessionStore,
+  StatsStore,
   Store,
 } from '../../domain/ports.ts';
 import { translateDriverErrors } from '../driver-errors.ts';
@@ -28,6 +32,12 @@ import {
   type PixelRow,
   sqliteCodec,
 } from '../rows.ts';
+import {
+  SqliteEventFeed,
+  SqliteKeyStore,
+  SqliteSessionStore,
+  SqliteStatsStore,
+} from './dashboard.ts';
 import { migrateSqlite, openSqlite, type SqliteDatabase } from './database.ts';
 import { type DurableCommit, durableCommit, type Flush, WalSync } from './wal-sync.ts';
 import { outboxWriter, SqliteWebhookStore } from './webhooks.ts';
@@ -35,7 +45,8 @@ import { outboxWriter, SqliteWebhookStore } from './webhooks.ts';
 const toAccount = (r: AccountRow) => rows.toAccount(sqliteCodec, r);
 const toKey = (r: KeyRow) => rows.toKey(sqliteCodec, r);
 const toPixel = (r: PixelRow) => rows.toPixel(sqliteCodec, r);
-const toEvent = (r: EventRow) => rows.toEvent(sqliteCodec, r);
+export const toEvent = (r: EventRow) => rows.toEvent(sqliteCodec, r);
+export type { EventRow };
 
 const json = (value: unknown): string | null => (value === null ? null : JSON.stringify(value));
 
@@ -74,8 +85,8 @@ class SqliteAccountStore implements AccountStore {
     this.revokeKey = db.prepare(
       'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL',
     );
-    this.selectByHash = db.prepare<[string], AccountRow & { key_id: string }>(
-      `SELECT a.*, k.id AS key_id FROM api_keys k JOIN accounts a ON a.id = k.account_id
+    this.selectByHash = db.prepare<[string], AccountRow & { key_id: string; scope: KeyScope }>(
+      `SELECT a.*, k.id AS key_id, k.scope FROM api_keys k JOIN accounts a ON a.id = k.account_id
         WHERE k.key_hash = ? AND k.revoked_at IS NULL`,
     );
   }
@@ -142,7 +153,7 @@ class SqliteAccountStore implements AccountStore {
 
   async findByKeyHash(hash: string) {
     const row = this.selectByHash.get(hash);
-    return row ? { account: toAccount(row), keyId: row.key_id } : null;
+    return row ? { account: toAccount(row), keyId: row.key_id, scope: row.scope } : null;
   }
 }
 
@@ -235,7 +246,11 @@ interface BucketCount {
   day: number;
   hour: number;
   n: number;
+  valueSum: number;
 }
+
+/** The new events of a committed batch, by arrival number: what the live tail hears. */
+export type OnEventsCommitted = (inserted: { pixelId: string; seq: number }[]) => void;
 
 /**
  * Inserts go through group commit (../group-commit.ts): better-sqlite3 is synchronous and
@@ -253,6 +268,7 @@ class SqliteEventStore implements EventStore {
     private readonly db: SqliteDatabase,
     private readonly outbox: (events: WebhookEvent[], targets?: Map<string, string[]>) => void,
     durable: DurableCommit,
+    onCommitted: OnEventsCommitted,
   ) {
     // ON CONFLICT DO NOTHING makes dedup exact under any concurrency: the unique index decides.
     this.insert = db.prepare(
@@ -267,21 +283,26 @@ class SqliteEventStore implements EventStore {
        ON CONFLICT (pixel_id, account_id, event_name) DO UPDATE SET n = n + excluded.n`,
     );
     this.countDay = db.prepare(
-      `INSERT INTO event_counts_daily (pixel_id, account_id, event_name, day, n)
-       VALUES (@pixelId, @accountId, @eventName, @day, @n)
-       ON CONFLICT (pixel_id, account_id, event_name, day) DO UPDATE SET n = n + excluded.n`,
+      `INSERT INTO event_counts_daily (pixel_id, account_id, event_name, day, n, value_sum)
+       VALUES (@pixelId, @accountId, @eventName, @day, @n, @valueSum)
+       ON CONFLICT (pixel_id, account_id, event_name, day)
+         DO UPDATE SET n = n + excluded.n, value_sum = value_sum + excluded.value_sum`,
     );
     this.countHour = db.prepare(
-      `INSERT INTO event_counts (pixel_id, account_id, event_name, hour, n)
-       VALUES (@pixelId, @accountId, @eventName, @hour, @n)
-       ON CONFLICT (pixel_id, account_id, event_name, hour) DO UPDATE SET n = n + excluded.n`,
+      `INSERT INTO event_counts (pixel_id, account_id, event_name, hour, n, value_sum)
+       VALUES (@pixelId, @accountId, @eventName, @hour, @n, @valueSum)
+       ON CONFLICT (pixel_id, account_id, event_name, hour)
+         DO UPDATE SET n = n + excluded.n, value_sum = value_sum + excluded.value_sum`,
     );
     // Rows go in in list order, so within one batch the first of equal event ids wins.
     // IMMEDIATE takes the write lock up front, so busy_timeout covers a concurrent CLI writer.
     const insertAll = db.transaction((items: NewEvent[]) => {
       const counts = new Map<string, BucketCount>();
       const targets = new Map<string, string[]>();
-      const outcomes = items.map(({ event, emit }) => this.insertOne(event, emit, counts, targets));
+      const inserted: { pixelId: string; seq: number }[] = [];
+      const outcomes = items.map(({ event, emit }) =>
+        this.insertOne(event, emit, counts, targets, inserted),
+      );
       // Same transaction as the rows, so the counts can never disagree with the table; added
       // once per (pixel, name, hour) of the batch rather than once per event.
       for (const c of counts.values()) {
@@ -289,10 +310,15 @@ class SqliteEventStore implements EventStore {
         this.countDay.run(c);
         this.countHour.run(c);
       }
-      return outcomes;
+      return { outcomes, inserted };
     });
-    // Answered once the batch's frames are on disk, flushed off the event loop (wal-sync.ts).
-    this.batches = new GroupCommit((items) => durable(() => insertAll.immediate(items)), MAX_BATCH);
+    // Answered once the batch's frames are on disk, flushed off the event loop (wal-sync.ts);
+    // the live tail hears of the new events only then, so it never shows an unflushed event.
+    this.batches = new GroupCommit(async (items) => {
+      const { outcomes, inserted } = await durable(() => insertAll.immediate(items));
+      if (inserted.length > 0) onCommitted(inserted);
+      return outcomes;
+    }, MAX_BATCH);
   }
 
   /** One row and, when it is new, its outbox messages; runs inside the batch's transaction. */
@@ -301,9 +327,10 @@ class SqliteEventStore implements EventStore {
     emit: WebhookEvent[],
     counts: Map<string, BucketCount>,
     targets: Map<string, string[]>,
+    inserted: { pixelId: string; seq: number }[],
   ): InsertOutcome {
     // Positional parameters: binding by name from a spread object cost ~2 µs more per event.
-    const { changes } = this.insert.run(
+    const { changes, lastInsertRowid } = this.insert.run(
       event.accountId,
       event.pixelId,
       event.eventId,
@@ -324,11 +351,23 @@ class SqliteEventStore implements EventStore {
     const hour = hourOf(ms);
     const key = `${event.pixelId}\u0000${event.accountId}\u0000${event.eventName}\u0000${hour}`;
     const bucket = counts.get(key);
-    if (bucket) bucket.n += 1;
-    else {
+    const value = event.value ?? 0;
+    if (bucket) {
+      bucket.n += 1;
+      bucket.valueSum += value;
+    } else {
       const { pixelId, accountId, eventName } = event;
-      counts.set(key, { pixelId, accountId, eventName, day: dayOf(ms), hour, n: 1 });
+      counts.set(key, {
+        pixelId,
+        accountId,
+        eventName,
+        day: dayOf(ms),
+        hour,
+        n: 1,
+        valueSum: value,
+      });
     }
+    inserted.push({ pixelId: event.pixelId, seq: Number(lastInsertRowid) });
     this.outbox(emit, targets);
     return 'inserted';
   }
@@ -391,6 +430,10 @@ export class SqliteStore implements Store {
   readonly pixels: PixelStore;
   readonly events: SqliteEventStore;
   readonly webhooks: SqliteWebhookStore;
+  readonly keys: KeyStore;
+  readonly stats: StatsStore;
+  readonly feed: SqliteEventFeed;
+  readonly sessions: SessionStore;
 
   private constructor(
     readonly db: SqliteDatabase,
@@ -402,7 +445,11 @@ export class SqliteStore implements Store {
     const durable = durableCommit(wal);
     this.accounts = new SqliteAccountStore(db, write);
     this.pixels = new SqlitePixelStore(db, write);
-    this.events = new SqliteEventStore(db, write, durable);
+    this.feed = new SqliteEventFeed(db, toEvent);
+    this.events = new SqliteEventStore(db, write, durable, this.feed.announce);
+    this.keys = new SqliteKeyStore(db);
+    this.stats = new SqliteStatsStore(db);
+    this.sessions = new SqliteSessionStore(db);
     this.webhooks = new SqliteWebhookStore(db, outbox, durable);
   }
 
@@ -429,6 +476,7 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     await this.events.flushed();
     await this.webhooks.flushed();
+    await this.feed.close();
     if (this.db.open) {
       this.db.close();
       this.wal?.close();

@@ -269,6 +269,90 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the account's API keys
+         * @description Oldest first, revoked keys included. The keys themselves are never shown again.
+         */
+        get: operations["listKeys"];
+        put?: never;
+        /**
+         * Create an API key
+         * @description The response holds the key itself (`key`): the only time it is shown. Only its SHA-256 is stored.
+         */
+        post: operations["createKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/keys/{key_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API key
+         * @description Requests with the key fail with 401 within a second, on every instance; dashboard sessions signed in with it end. Revoking a revoked key is a no-op (204).
+         */
+        delete: operations["revokeKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pixels/{pixel_id}/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A pixel's events per hour or day
+         * @description Counts and revenue by event name per UTC bucket, from counts kept as events are stored. Every bucket the range touches is returned whole; at most 1,000 buckets (else 400).
+         */
+        get: operations["getPixelStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pixels/{pixel_id}/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow a pixel's events as they are stored (Server-Sent Events)
+         * @description Each newly stored event of the pixel, stored by any instance, as an `event` message whose data is the event record and whose `id` is its arrival number. Send `Last-Event-ID` to receive first the events stored since that one (at most 1,000). A comment every 15 s keeps the connection alive.
+         */
+        get: operations["streamEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "event.tracked": {
@@ -994,6 +1078,66 @@ export interface components {
             event: string;
             /** @constant */
             status: "pending";
+        };
+        ListKeysResponse: {
+            keys: {
+                /** @description Key identifier (`key_…`). */
+                id: string;
+                name: string;
+                /** @description `full` may call every route; `ingest` only `POST /v1/track` and `POST /v1/track/batch` (for code that runs where a key can leak). */
+                scope: "full" | "ingest";
+                /** @description The key's first characters, for recognising it. */
+                prefix: string;
+                /** @description The key's last four characters. */
+                last4: string;
+                /** Format: date-time */
+                created_at: string;
+                /** @description Last authenticated request, to within a minute. */
+                last_used_at: string | null;
+                /** @description When the key was revoked; `null` while it works. */
+                revoked_at: string | null;
+            }[];
+        };
+        CreateKeyRequest: {
+            /** @description What the key is for. */
+            name: string;
+            /** @description `full` may call every route; `ingest` only `POST /v1/track` and `POST /v1/track/batch` (for code that runs where a key can leak). Default `full`. */
+            scope?: "full" | "ingest";
+        };
+        CreateKeyResponse: {
+            /** @description Key identifier (`key_…`). */
+            id: string;
+            name: string;
+            /** @description `full` may call every route; `ingest` only `POST /v1/track` and `POST /v1/track/batch` (for code that runs where a key can leak). */
+            scope: "full" | "ingest";
+            /** @description The key's first characters, for recognising it. */
+            prefix: string;
+            /** @description The key's last four characters. */
+            last4: string;
+            /** Format: date-time */
+            created_at: string;
+            /** @description Last authenticated request, to within a minute. */
+            last_used_at: string | null;
+            /** @description When the key was revoked; `null` while it works. */
+            revoked_at: string | null;
+            /** @description The API key. Shown only in this response. */
+            key: string;
+        };
+        GetPixelStatsResponse: {
+            /** @description One entry per bucket and event name that holds events, oldest first; empty buckets are left out. */
+            buckets: {
+                /**
+                 * Format: date-time
+                 * @description Start of the UTC hour or day.
+                 */
+                start: string;
+                event_name: string;
+                /** @description Events stored for the bucket (duplicates excluded). */
+                count: number;
+                /** @description Sum of `value` over those events, whatever their currency (no value adds 0). */
+                value_sum: number;
+            }[];
+            interval: "hour" | "day";
         };
     };
     responses: {
@@ -1944,6 +2088,187 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SendTestWebhookResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListKeysResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateKeyResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Key identifier (`key_…`). */
+                key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPixelStats: {
+        parameters: {
+            query?: {
+                /** @description Inclusive; a date alone means the start of that UTC day. Default: 24 hours (interval `hour`) or 30 days (interval `day`) before `end_date`. */
+                start_date?: string;
+                /** @description Inclusive; a date alone means the end of that UTC day. Default: now. */
+                end_date?: string;
+                /** @description UTC bucket width. Default `hour`. */
+                interval?: "hour" | "day";
+                event_name?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Pixel identifier (`px_…`). */
+                pixel_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetPixelStatsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    streamEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Pixel identifier (`px_…`). */
+                pixel_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `text/event-stream` */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -1,0 +1,157 @@
+/**
+ * `npm run screenshots`: one PNG per dashboard page in docs/screenshots/, taken in Debian's
+ * chromium against a real server on a throwaway SQLite file seeded with a day of events, a
+ * failing webhook endpoint and a second key.
+ */
+import { once } from 'node:events';
+import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { launchChromium } from '../test/browser.ts';
+import { tempDir } from '../test/harness.ts';
+import { runCli, startServerProcess } from '../test/process.ts';
+
+const OUT = join(import.meta.dirname, '..', 'docs', 'screenshots');
+const HOUR = 3_600_000;
+
+const dir = tempDir('trackway-screenshots-');
+const env = {
+  DATABASE_URL: `sqlite:${dir.path}/trackway.db`,
+  TRACKWAY_WEBHOOK_ALLOW_PRIVATE: 'true',
+  TRACKWAY_WEBHOOK_ALLOW_HTTP: 'true',
+  TRACKWAY_WEBHOOK_RETRY_SCHEDULE: '3600',
+  LOG_LEVEL: 'warn',
+};
+await runCli(['migrate'], env);
+const created = await runCli(
+  ['accounts', 'create', '--name', 'Acme Outdoor', '--plan', 'pro', '--json'],
+  env,
+);
+const apiKey: string = JSON.parse(created.stdout).api_key;
+const server = await startServerProcess(env);
+const receiver = createServer((request, response) => {
+  request.resume();
+  request.on('end', () => response.writeHead(503).end('maintenance'));
+});
+receiver.listen(0, '127.0.0.1');
+await once(receiver, 'listening');
+
+/** Calls the API with the account's key; every answer used here carries an `id`. */
+async function api(method: string, path: string, body?: unknown): Promise<{ id: string }> {
+  const res = await fetch(`${server.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as { id: string };
+}
+
+const chromium = await launchChromium();
+try {
+  await api('POST', '/v1/pixels', { name: 'Blog', domain: 'blog.example.com' });
+  const pixel = await api('POST', '/v1/pixels', { name: 'Main shop', domain: 'shop.example.com' });
+  // A day of traffic with a daily shape: page views, carts, leads and purchases with value.
+  const now = Date.now();
+  const events = [];
+  for (let h = 23; h >= 0; h--) {
+    const busy = Math.round(8 + 14 * Math.sin(((24 - h) / 24) * Math.PI));
+    for (let i = 0; i < busy; i++) {
+      const at = new Date(now - h * HOUR - i * 60_000).toISOString();
+      events.push({
+        pixel_id: pixel.id,
+        event_name: 'PageView',
+        event_id: `pv-${h}-${i}`,
+        timestamp: at,
+      });
+      if (i % 3 === 0)
+        events.push({
+          pixel_id: pixel.id,
+          event_name: 'AddToCart',
+          event_id: `c-${h}-${i}`,
+          timestamp: at,
+          value: 20 + i,
+          currency: 'USD',
+        });
+      if (i % 5 === 0)
+        events.push({
+          pixel_id: pixel.id,
+          event_name: 'Purchase',
+          event_id: `p-${h}-${i}`,
+          timestamp: at,
+          value: 35 + 3 * i,
+          currency: 'USD',
+          user_data: { email: `buyer${h}${i}@example.com` },
+        });
+      if (i % 7 === 0)
+        events.push({
+          pixel_id: pixel.id,
+          event_name: 'Lead',
+          event_id: `l-${h}-${i}`,
+          timestamp: at,
+        });
+    }
+  }
+  await api('POST', '/v1/track/batch', { events });
+  await api('POST', '/v1/keys', { name: 'Browser SDK', scope: 'ingest' });
+  const { port } = receiver.address() as AddressInfo;
+  const hook = await api('POST', '/v1/webhooks', {
+    url: `http://127.0.0.1:${port}/trackway`,
+    description: 'Order system',
+    events: ['event.tracked', 'pixel.created'],
+  });
+  await api('POST', `/v1/webhooks/${hook.id}/test`, {});
+
+  mkdirSync(OUT, { recursive: true });
+  const context = await chromium.browser.newContext({ viewport: { width: 1280, height: 860 } });
+  const page = await context.newPage();
+  const shot = (name: string) => page.screenshot({ path: join(OUT, `${name}.png`) });
+
+  await page.goto(`${server.url}/dashboard/sign-in`);
+  await shot('sign-in');
+  await page.getByLabel('API key').fill(apiKey);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForFunction(
+    "typeof Chart !== 'undefined' && [...document.querySelectorAll('canvas')].filter((c) => Chart.getChart(c)).length === 2",
+  );
+  await shot('overview');
+  await page.goto(`${server.url}/dashboard/pixels`);
+  await shot('pixels');
+  await page.goto(`${server.url}/dashboard/events?pixel_id=${pixel.id}&event_name=Purchase`);
+  await page.locator('details summary').first().click();
+  await shot('events');
+  await page.goto(`${server.url}/dashboard/tail?pixel_id=${pixel.id}`);
+  await page.getByRole('status').filter({ hasText: 'Live' }).waitFor();
+  for (const [i, name] of ['PageView', 'AddToCart', 'Purchase'].entries()) {
+    await api('POST', '/v1/track', {
+      pixel_id: pixel.id,
+      event_name: name,
+      event_id: `live-${i}`,
+      ...(name !== 'PageView' && { value: 49.9, currency: 'USD' }),
+    });
+    await page.locator(`tr[data-event-id="live-${i}"]`).waitFor();
+  }
+  await shot('live-tail');
+  await page.goto(`${server.url}/dashboard/webhooks`);
+  await shot('webhooks');
+  await page.goto(`${server.url}/dashboard/webhooks/${hook.id}`);
+  while (
+    !(await page
+      .getByRole('button', { name: /^Resend / })
+      .first()
+      .isVisible())
+  ) {
+    await page.reload();
+  }
+  await shot('webhook-deliveries');
+  await page.goto(`${server.url}/dashboard/keys`);
+  await shot('keys');
+  await context.close();
+  process.stdout.write(`screenshots written to ${OUT}\n`);
+} finally {
+  await chromium.close();
+  receiver.close();
+  await server.stop();
+  dir.remove();
+}

@@ -1,0 +1,65 @@
+/**
+ * Events per UTC hour or day, by name, with their revenue: read from the per-bucket counts the
+ * store keeps at insert (storage/event-totals.ts), so the cost grows with the buckets asked
+ * for, never with the events stored.
+ */
+import type { Context } from '../context.ts';
+import { invalidParameter, pixelNotFound, TrackwayError } from '../errors.ts';
+import { bound } from '../events/list-events.ts';
+import type { StatsInterval } from '../model.ts';
+import type { Stats, StatsQueryInput } from './schemas.ts';
+
+export const MAX_BUCKETS = 1_000;
+
+const WIDTH_MS: Record<StatsInterval, number> = { hour: 3_600_000, day: 86_400_000 };
+const DEFAULT_SPAN: Record<StatsInterval, number> = { hour: 24, day: 30 };
+
+export async function eventStats({
+  ctx,
+  pixelId,
+  query,
+}: {
+  ctx: Context;
+  pixelId: string;
+  query: StatsQueryInput;
+}): Promise<Stats> {
+  const interval = query.interval ?? 'hour';
+  const width = WIDTH_MS[interval];
+  const to = bound(query.end_date, 'end') ?? ctx.clock.now();
+  // Default: the last 24 hours or 30 days, ending with the bucket that holds `to`.
+  const from =
+    bound(query.start_date, 'start') ??
+    new Date((Math.floor(to.getTime() / width) - DEFAULT_SPAN[interval] + 1) * width);
+  if (from.getTime() > to.getTime()) {
+    throw invalidParameter('start_date', 'must not be after end_date');
+  }
+  // Every bucket the range touches, whole: a bucket is the finest the counts can answer.
+  const first = Math.floor(from.getTime() / width);
+  const last = Math.floor(to.getTime() / width);
+  if (last - first + 1 > MAX_BUCKETS) {
+    throw new TrackwayError(
+      'invalid_request',
+      `Invalid parameter: start_date the range spans ${last - first + 1} ${interval}s; at most ${MAX_BUCKETS} buckets are returned (use interval=day or a shorter range)`,
+      'start_date',
+    );
+  }
+  const pixel = await ctx.store.pixels.getPixel(ctx.account.id, pixelId);
+  if (!pixel) throw pixelNotFound(pixelId);
+  const buckets = await ctx.store.stats.eventStats({
+    accountId: ctx.account.id,
+    pixelId,
+    interval,
+    first,
+    last,
+    ...(query.event_name !== undefined && { eventName: query.event_name }),
+  });
+  return {
+    buckets: buckets.map((b) => ({
+      start: b.start.toISOString(),
+      event_name: b.eventName,
+      count: b.count,
+      value_sum: b.valueSum,
+    })),
+    interval,
+  };
+}

@@ -1,0 +1,219 @@
+/**
+ * The dashboard's server side through app.inject(), on each store: sessions (cookie flags, shared
+ * by instances, ended by sign-out and by revoking the key), the same-origin rule on forms,
+ * tenant isolation and escaping. The browser suite (test/dashboard.browser.test.ts) covers the
+ * pages as a person uses them.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import {
+  type Harness,
+  postgresUrl,
+  startHarness,
+  type TestAccount,
+  testStores,
+} from '../../../test/harness.ts';
+import { testLogger } from '../../../test/log-capture.ts';
+import { PostgresStore } from '../../storage/postgres/store.ts';
+import { buildApp } from '../app.ts';
+
+const SAME_ORIGIN = { 'sec-fetch-site': 'same-origin' };
+const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+
+for (const kind of await testStores()) {
+  describe(`dashboard [${kind.name}]`, () => {
+    let h: Harness;
+    let acme: TestAccount;
+    let other: TestAccount;
+
+    before(async () => {
+      h = await startHarness(kind);
+      acme = await h.account('pro');
+      other = await h.account('pro');
+    });
+    after(() => h.close());
+
+    async function signIn(owner: TestAccount, headers: Record<string, string> = SAME_ORIGIN) {
+      const res = await h.app.inject({
+        method: 'POST',
+        url: '/dashboard/sign-in',
+        headers: { ...FORM, ...headers },
+        payload: new URLSearchParams({ api_key: owner.apiKey }).toString(),
+      });
+      const setCookie = String(res.headers['set-cookie'] ?? '');
+      return { res, setCookie, cookie: setCookie.split(';')[0]! };
+    }
+
+    const get = (cookie: string, url: string) =>
+      h.app.inject({ method: 'GET', url, headers: { cookie } });
+
+    it('signs in with a key into an HttpOnly, SameSite=Strict session cookie that holds no key', async () => {
+      const { res, setCookie, cookie } = await signIn(acme);
+      assert.equal(res.statusCode, 303);
+      assert.equal(res.headers.location, '/dashboard');
+      assert.match(
+        setCookie,
+        /^tw_session=[A-Za-z0-9_-]{43}; Path=\/dashboard; Max-Age=43200; HttpOnly; SameSite=Strict$/,
+      );
+      assert.ok(!setCookie.includes(acme.apiKey));
+      const page = await get(cookie, '/dashboard');
+      assert.equal(page.statusCode, 200);
+      assert.match(String(page.headers['content-security-policy']), /script-src 'self'/);
+      assert.equal(page.headers['cache-control'], 'no-store');
+      assert.ok(!page.body.includes(acme.apiKey), 'the key is never in a page');
+    });
+
+    it('refuses a wrong key, an ingest key, and a sign-in posted from another site', async () => {
+      const wrong = await h.app.inject({
+        method: 'POST',
+        url: '/dashboard/sign-in',
+        headers: { ...FORM, ...SAME_ORIGIN },
+        payload: 'api_key=tw_live_nope',
+      });
+      assert.equal(wrong.statusCode, 401);
+      assert.equal(wrong.headers['set-cookie'], undefined);
+      const ingest = await h.request(acme, {
+        method: 'POST',
+        url: '/v1/keys',
+        payload: { name: 'sdk', scope: 'ingest' },
+      });
+      const refused = await h.app.inject({
+        method: 'POST',
+        url: '/dashboard/sign-in',
+        headers: { ...FORM, ...SAME_ORIGIN },
+        payload: new URLSearchParams({ api_key: ingest.json().key }).toString(),
+      });
+      assert.equal(refused.statusCode, 403);
+      assert.equal(refused.headers['set-cookie'], undefined);
+      const crossSite: Record<string, string>[] = [
+        { 'sec-fetch-site': 'cross-site' },
+        { origin: 'https://evil.example' },
+        {},
+      ];
+      for (const headers of crossSite) {
+        const { res } = await signIn(acme, headers);
+        assert.equal(res.statusCode, 403, JSON.stringify(headers));
+      }
+    });
+
+    it('refuses a signed-in form posted from another site (CSRF)', async () => {
+      const { cookie } = await signIn(acme);
+      for (const headers of [
+        { 'sec-fetch-site': 'cross-site' },
+        { 'sec-fetch-site': 'same-site' },
+        { origin: 'https://evil.example' },
+        {},
+      ]) {
+        const res = await h.app.inject({
+          method: 'POST',
+          url: '/dashboard/keys',
+          headers: { ...FORM, ...headers, cookie },
+          payload: 'name=stolen',
+        });
+        assert.equal(res.statusCode, 403, JSON.stringify(headers));
+      }
+      const keys = await h.request(acme, { method: 'GET', url: '/v1/keys' });
+      assert.ok(!keys.json().keys.some((k: { name: string }) => k.name === 'stolen'));
+      const sameOrigin = await h.app.inject({
+        method: 'POST',
+        url: '/dashboard/keys',
+        headers: { ...FORM, origin: 'http://localhost:80', host: 'localhost:80', cookie },
+        payload: 'name=mine',
+      });
+      assert.equal(sameOrigin.statusCode, 201, 'an Origin equal to the server is accepted');
+    });
+
+    it('ends the session on sign-out and when its key is revoked', async () => {
+      const { cookie } = await signIn(acme);
+      const out = await h.app.inject({
+        method: 'POST',
+        url: '/dashboard/sign-out',
+        headers: { ...SAME_ORIGIN, cookie },
+      });
+      assert.equal(out.statusCode, 303);
+      assert.match(String(out.headers['set-cookie']), /^tw_session=; Path=\/dashboard; Max-Age=0/);
+      const after = await get(cookie, '/dashboard');
+      assert.equal(after.statusCode, 303);
+      assert.equal(after.headers.location, '/dashboard/sign-in');
+
+      const spare = await h.request(acme, {
+        method: 'POST',
+        url: '/v1/keys',
+        payload: { name: 'spare' },
+      });
+      const owner = { ...acme, apiKey: spare.json().key };
+      const session = await signIn(owner);
+      assert.equal((await get(session.cookie, '/dashboard/keys')).statusCode, 200);
+      await h.request(acme, { method: 'DELETE', url: `/v1/keys/${spare.json().id}` });
+      assert.equal((await get(session.cookie, '/dashboard/keys')).statusCode, 303);
+    });
+
+    it("shows only the account's own data: another account's pixel is 404", async () => {
+      const theirs = await h.pixel(other, { name: 'Their shop', domain: 'their.example.com' });
+      const { cookie } = await signIn(acme);
+      const res = await get(cookie, `/dashboard/pixels/${theirs}`);
+      assert.equal(res.statusCode, 404);
+      assert.ok(!res.body.includes('Their shop'));
+      const events = await get(cookie, `/dashboard/events?pixel_id=${theirs}`);
+      assert.ok(!events.body.includes(theirs), 'falls back to an own pixel, never theirs');
+      const stream = await get(cookie, `/dashboard/pixels/${theirs}/stream`);
+      assert.equal(stream.statusCode, 404);
+    });
+
+    it('escapes what the account sent: an event name cannot become markup', async () => {
+      const pixelId = await h.pixel(acme, { name: '<b>Shop</b>', domain: 'shop.example.com' });
+      await h.track(acme, {
+        pixel_id: pixelId,
+        event_name: '<img src=x onerror=alert(1)>',
+        event_id: 'x1',
+      });
+      const { cookie } = await signIn(acme);
+      for (const url of [
+        `/dashboard/events?pixel_id=${pixelId}`,
+        `/dashboard?pixel_id=${pixelId}`,
+        '/dashboard/pixels',
+      ]) {
+        const res = await get(cookie, url);
+        assert.equal(res.statusCode, 200, url);
+        assert.ok(!res.body.includes('<img src=x'), url);
+        assert.ok(!res.body.includes('<b>Shop</b>'), url);
+      }
+    });
+
+    it('counts dashboard pages against the account like API requests, and shows the usage', async () => {
+      const { cookie } = await signIn(acme);
+      const page = await get(cookie, '/dashboard');
+      assert.ok(page.headers['x-ratelimit-remaining']);
+      assert.match(page.body, /of 500 requests/);
+    });
+
+    if (kind.name === 'postgres') {
+      it('serves a session on another instance (sessions live in the database)', async () => {
+        const { cookie } = await signIn(acme);
+        const store2 = await PostgresStore.open({
+          url: postgresUrl((h.store as PostgresStore).schema!),
+          poolSize: 2,
+        });
+        const app2 = await buildApp({
+          store: store2,
+          clock: h.clock,
+          config: { trustProxy: false, webhookAllowPrivate: true, webhookAllowHttp: true },
+          logger: testLogger(),
+          rateLimiter: null,
+        });
+        try {
+          const res = await app2.inject({
+            method: 'GET',
+            url: '/dashboard/keys',
+            headers: { cookie },
+          });
+          assert.equal(res.statusCode, 200);
+          assert.match(res.body, /API keys/);
+        } finally {
+          await app2.close();
+          await store2.close();
+        }
+      });
+    }
+  });
+}

@@ -1,0 +1,264 @@
+/**
+ * The storage contract of contract §13, on every adapter of the store matrix: keys with names,
+ * scopes and last use; stats from the per-bucket counts; the live-tail feed; dashboard sessions.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { testStores } from '../../test/harness.ts';
+import { newId } from '../domain/ids.ts';
+import type { Account, Pixel, TrackedEvent } from '../domain/model.ts';
+import type { Store } from '../domain/ports.ts';
+
+const T0 = new Date('2026-03-01T12:00:00.000Z');
+const at = (ms: number) => new Date(T0.getTime() + ms);
+const HOUR = 3_600_000;
+
+function account(): Account {
+  return {
+    id: newId('acct'),
+    name: 'Acme',
+    plan: 'pro',
+    status: 'active',
+    customRequestsPerMinute: null,
+    customDailyLimit: null,
+    createdAt: T0,
+  };
+}
+
+function pixel(accountId: string): Pixel {
+  return {
+    id: newId('px'),
+    accountId,
+    name: 'Shop',
+    domain: 'shop.example.com',
+    trackingDomain: 'shop.example.com',
+    status: 'active',
+    createdAt: T0,
+    updatedAt: T0,
+  };
+}
+
+function event(p: Pixel, overrides: Partial<TrackedEvent> = {}): TrackedEvent {
+  return {
+    accountId: p.accountId,
+    pixelId: p.id,
+    eventId: `e-${Math.random().toString(36).slice(2)}`,
+    eventName: 'Purchase',
+    value: 10,
+    currency: 'USD',
+    timestamp: T0,
+    receivedAt: T0,
+    url: null,
+    referrer: null,
+    title: null,
+    searchString: null,
+    userData: null,
+    customData: null,
+    ...overrides,
+  };
+}
+
+const keyRow = (accountId: string, scope: 'full' | 'ingest', n: number) => ({
+  id: newId('key'),
+  accountId,
+  hash: `h-${accountId}-${n}`,
+  name: `key ${n}`,
+  scope,
+  prefix: 'tw_live_abcd',
+  last4: 'wxyz',
+  createdAt: at(n),
+  revokedAt: null,
+});
+
+for (const kind of await testStores()) {
+  describe(`storage contract, dashboard [${kind.name}]`, () => {
+    let store: Store;
+    before(async () => {
+      store = await kind.open();
+    });
+    after(async () => {
+      await store.close();
+    });
+
+    const setup = async () => {
+      const acct = account();
+      await store.accounts.createAccount(acct, null);
+      const px = pixel(acct.id);
+      await store.pixels.createPixel(px, null, []);
+      return { acct, px };
+    };
+
+    it('keeps key names, scopes and last use, scoped by account', async () => {
+      const { acct } = await setup();
+      const other = await setup();
+      const full = keyRow(acct.id, 'full', 1);
+      const ingest = keyRow(acct.id, 'ingest', 2);
+      await store.keys.createKey(full);
+      await store.keys.createKey(ingest);
+      assert.equal((await store.accounts.findByKeyHash(ingest.hash))?.scope, 'ingest');
+      assert.equal((await store.accounts.findByKeyHash(full.hash))?.scope, 'full');
+
+      await store.keys.touchKey(ingest.id, at(5_000));
+      await store.keys.touchKey(ingest.id, at(4_000)); // an older touch never moves it back
+      const keys = await store.keys.listKeys(acct.id);
+      assert.deepEqual(
+        keys.map((k) => [k.id, k.name, k.scope, k.lastUsedAt, k.revokedAt]),
+        [
+          [full.id, 'key 1', 'full', null, null],
+          [ingest.id, 'key 2', 'ingest', at(5_000), null],
+        ],
+      );
+      assert.deepEqual(await store.keys.listKeys(other.acct.id), []);
+
+      // Another account cannot revoke it; revoking twice keeps the first time.
+      assert.equal(await store.keys.revokeKey(other.acct.id, ingest.id, at(6_000)), null);
+      assert.deepEqual(
+        (await store.keys.revokeKey(acct.id, ingest.id, at(7_000)))?.revokedAt,
+        at(7_000),
+      );
+      assert.deepEqual(
+        (await store.keys.revokeKey(acct.id, ingest.id, at(9_000)))?.revokedAt,
+        at(7_000),
+      );
+      assert.equal(await store.accounts.findByKeyHash(ingest.hash), null);
+      // Keys made by the CLI path (no name, no scope) are full and unnamed.
+      const cli = { ...keyRow(acct.id, 'full', 3) };
+      const { name: _n, scope: _s, ...plain } = cli;
+      await store.accounts.createApiKey(plain);
+      const listed = (await store.keys.listKeys(acct.id)).find((k) => k.id === cli.id);
+      assert.equal(listed?.name, '');
+      assert.equal(listed?.scope, 'full');
+    });
+
+    it('serves stats per hour and per day from the counts kept at insert', async () => {
+      const { acct, px } = await setup();
+      const h0 = Math.floor(T0.getTime() / HOUR);
+      const events = [
+        event(px, { timestamp: at(0), value: 10 }),
+        event(px, { timestamp: at(1_000), value: 2.5 }),
+        event(px, { timestamp: at(HOUR), value: null }),
+        event(px, { timestamp: at(HOUR + 5), eventName: 'Lead', value: 1 }),
+        event(px, { timestamp: at(30 * HOUR), value: 4 }),
+      ];
+      await store.events.insertEvents(events.slice(0, 3).map((e) => ({ event: e, emit: [] })));
+      await store.events.insertEvent(events[3]!, []);
+      await store.events.insertEvent(events[4]!, []);
+      // A duplicate adds nothing.
+      await store.events.insertEvent({ ...events[0]!, value: 1_000 }, []);
+
+      const hourly = await store.stats.eventStats({
+        accountId: acct.id,
+        pixelId: px.id,
+        interval: 'hour',
+        first: h0,
+        last: h0 + 1,
+      });
+      assert.deepEqual(hourly, [
+        { start: at(0), eventName: 'Purchase', count: 2, valueSum: 12.5 },
+        { start: at(HOUR), eventName: 'Lead', count: 1, valueSum: 1 },
+        { start: at(HOUR), eventName: 'Purchase', count: 1, valueSum: 0 },
+      ]);
+      const named = await store.stats.eventStats({
+        accountId: acct.id,
+        pixelId: px.id,
+        interval: 'hour',
+        first: h0,
+        last: h0 + 100,
+        eventName: 'Lead',
+      });
+      assert.deepEqual(
+        named.map((b) => b.count),
+        [1],
+      );
+      const d0 = Math.floor(T0.getTime() / (24 * HOUR));
+      const daily = await store.stats.eventStats({
+        accountId: acct.id,
+        pixelId: px.id,
+        interval: 'day',
+        first: d0,
+        last: d0 + 1,
+      });
+      assert.deepEqual(daily, [
+        { start: new Date(d0 * 24 * HOUR), eventName: 'Lead', count: 1, valueSum: 1 },
+        { start: new Date(d0 * 24 * HOUR), eventName: 'Purchase', count: 3, valueSum: 12.5 },
+        { start: new Date((d0 + 1) * 24 * HOUR), eventName: 'Purchase', count: 1, valueSum: 4 },
+      ]);
+      const other = await setup();
+      assert.deepEqual(
+        await store.stats.eventStats({
+          accountId: other.acct.id,
+          pixelId: px.id,
+          interval: 'hour',
+          first: h0,
+          last: h0 + 1,
+        }),
+        [],
+        'another account sees nothing of the pixel',
+      );
+    });
+
+    it("announces each commit's new events of a pixel, and reads them back by arrival number", async () => {
+      const { acct, px } = await setup();
+      const other = await setup();
+      const heard: number[][] = [];
+      let notify: () => void = () => {};
+      const unsubscribe = await store.feed.subscribe(px.id, (seqs) => {
+        heard.push(seqs);
+        notify();
+      });
+      const arrived = new Promise<void>((resolve) => {
+        notify = () => {
+          if (heard.flat().length >= 3) resolve();
+        };
+      });
+      const first = event(px, { eventName: 'A' });
+      await store.events.insertEvent(first, []);
+      await store.events.insertEvent(event(other.px), []); // another pixel: not heard
+      await store.events.insertEvents(
+        [event(px, { eventName: 'B' }), event(px, { eventName: 'C' }), first].map((e) => ({
+          event: e,
+          emit: [],
+        })),
+      );
+      await arrived;
+      const seqs = heard.flat();
+      assert.equal(seqs.length, 3, 'the duplicate is not announced');
+      const read = await store.feed.eventsBySeq(acct.id, px.id, seqs);
+      assert.deepEqual(
+        read.map((r) => r.event.eventName),
+        ['A', 'B', 'C'],
+      );
+      assert.deepEqual(await store.feed.eventsBySeq(other.acct.id, px.id, seqs), []);
+      const after = await store.feed.eventsAfter(acct.id, px.id, seqs[0]!, 10);
+      assert.deepEqual(
+        after.map((r) => r.event.eventName),
+        ['B', 'C'],
+      );
+      assert.deepEqual(await store.feed.eventsAfter(other.acct.id, px.id, 0, 10), []);
+      unsubscribe();
+    });
+
+    it('finds a session until it expires or its key is revoked, and forgets it when deleted', async () => {
+      const { acct } = await setup();
+      const key = keyRow(acct.id, 'full', 1);
+      await store.keys.createKey(key);
+      const session = {
+        tokenHash: `tok-${Math.random().toString(36).slice(2)}`,
+        accountId: acct.id,
+        keyId: key.id,
+        createdAt: at(0),
+        expiresAt: at(HOUR),
+      };
+      await store.sessions.createSession(session);
+      assert.deepEqual(await store.sessions.findSession(session.tokenHash, at(1)), session);
+      assert.equal(await store.sessions.findSession(session.tokenHash, at(HOUR)), null, 'expired');
+      assert.equal(await store.sessions.findSession('tok_other', at(1)), null);
+      const second = { ...session, tokenHash: `tok-${Math.random().toString(36).slice(2)}` };
+      await store.sessions.createSession(second);
+      await store.sessions.deleteSession(second.tokenHash);
+      assert.equal(await store.sessions.findSession(second.tokenHash, at(1)), null, 'signed out');
+      await store.keys.revokeKey(acct.id, key.id, at(2));
+      assert.equal(await store.sessions.findSession(session.tokenHash, at(3)), null, 'key revoked');
+    });
+  });
+}
