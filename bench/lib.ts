@@ -366,6 +366,27 @@ async function loadWithAutocannon(options: LoadOptions): Promise<LoadResult> {
   };
 }
 
+/** One timed load of one server. */
+export interface Run {
+  result: LoadResult;
+  /** Server CPU (all its processes) per request answered during the run, in µs. */
+  cpuPerRequest: number;
+}
+
+export const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+/** Runs `load` and returns its result with the CPU the processes `pids` spent per request. */
+export async function withCpu(pids: number[], load: () => Promise<LoadResult>): Promise<Run> {
+  const spent = () => pids.reduce((sum, pid) => sum + cpuMs(pid), 0);
+  const before = spent();
+  const result = await load();
+  return { result, cpuPerRequest: ((spent() - before) * 1000) / Math.max(1, result.requests) };
+}
+
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;

@@ -46,17 +46,18 @@ import { parseArgs } from 'node:util';
 import {
   type BenchService,
   choosePinning,
-  cpuMs,
   type LoadOptions,
-  type LoadResult,
   loadAll,
+  median,
   PIN_OPTIONS,
   peakRssMb,
   purchaseTemplate,
+  type Run,
   saveResult,
   startBenchService,
   startProcess,
   table,
+  withCpu,
   withSchema,
 } from './lib.ts';
 
@@ -109,33 +110,12 @@ interface Row {
   ratio: string;
 }
 
-/** One timed load of one server. */
-interface Run {
-  result: LoadResult;
-  /** Server CPU (all its processes) per request answered during the run, in µs. */
-  cpuPerRequest: number;
-}
-
 /** A server under test: how to load it once, and what it has used. */
 interface Loadable {
   run(): Promise<Run>;
   rss(): string;
   /** Requests answered so far, warm-up included (for checkStored). */
   answered: number;
-}
-
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
-
-/** Runs `load` and returns its result with the CPU the processes `pids` spent per request. */
-async function withCpu(pids: number[], load: () => Promise<LoadResult>): Promise<Run> {
-  const spent = () => pids.reduce((sum, pid) => sum + cpuMs(pid), 0);
-  const before = spent();
-  const result = await load();
-  return { result, cpuPerRequest: ((spent() - before) * 1000) / Math.max(1, result.requests) };
 }
 
 /** `targets` (one per process `pids`), warmed up, ready to be loaded round after round. */
