@@ -193,8 +193,8 @@ async function fillPostgres(): Promise<void> {
       await db.query(
         `INSERT INTO events (account_id, pixel_id, event_id, event_name, value, currency,
            timestamp, received_at, url, user_data, custom_data)
-         SELECT $4::text[] [1 + i % ${PIXELS}], $3::text[] [1 + i % ${PIXELS}], 'fill-' || i,
-           $5::text[] [1 + (i / ${PIXELS}) % ${NAMES.length}], (i % 10000) / 100.0, 'USD', ${ts},
+         SELECT ($4::text[])[1 + i % ${PIXELS}], ($3::text[])[1 + i % ${PIXELS}], 'fill-' || i,
+           ($5::text[])[1 + (i / ${PIXELS}) % ${NAMES.length}], (i % 10000) / 100.0, 'USD', ${ts},
            ${ts} + interval '150 milliseconds', 'https://shop.example.com/products/' || (i % 5000),
            json_build_object('email', ${hex}, 'phone', ${hex}, 'first_name', ${hex},
              'country', ${hex}),
