@@ -131,7 +131,9 @@ const RULES: Rule[] = [
 ];
 
 function stageOf(frame: CallFrame): Stage | undefined {
-  const path = frame.url.startsWith('file://') ? new URL(frame.url).pathname : frame.url;
+  let path = frame.url.startsWith('file://') ? new URL(frame.url).pathname : frame.url;
+  // The service runs from its build (dist/x.js, compiled from src/x.ts): the rules name src/.
+  if (!path.includes('/node_modules/')) path = path.replace(/\/dist\/(.*)\.js$/, '/src/$1.ts');
   return RULES.find(([, test]) => test(frame, path))?.[0];
 }
 
@@ -185,7 +187,7 @@ export function stageTable(
     const { stage, by } = resolve(profile.samples[i]!);
     if (stage === 'idle') continue;
     totals[stage] += delta;
-    const key = `${by.functionName || '(anonymous)'} ${by.url.replace(/^file:\/\/.*?\/(src|node_modules)\//, '$1/')}`;
+    const key = `${by.functionName || '(anonymous)'} ${by.url.replace(/^file:\/\/.*?\/(src|dist|node_modules)\//, '$1/')}`;
     const frames = deciding.get(stage)!;
     frames.set(key, (frames.get(key) ?? 0) + delta);
   }

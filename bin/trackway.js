@@ -1,8 +1,13 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources directly through tsx, so a checkout works without a build step.
-import { register } from 'tsx/esm/api';
+// Runs the compiled CLI (dist/, built by `npm install` or `npm run build`): plain node, no
+// TypeScript loader in production.
+import { existsSync } from 'node:fs';
 
-register();
-const { main } = await import('../src/cli/main.ts');
+const entry = new URL('../dist/cli/main.js', import.meta.url);
+if (!existsSync(entry)) {
+  process.stderr.write('trackway: dist/ is missing: run `npm install` or `npm run build` first\n');
+  process.exit(1);
+}
+const { main } = await import(entry.href);
 const code = await main(process.argv.slice(2));
 if (code >= 0) process.exitCode = code;

@@ -35,6 +35,12 @@ if (files.length === 0) {
   console.error('no test files matched');
   process.exit(1);
 }
+// The process suites run bin/trackway.js, i.e. the compiled dist/: rebuild it first if any
+// source changed, so they never test yesterday's build.
+const build = spawnSync(process.execPath, ['scripts/build.mjs', '--if-stale'], {
+  stdio: 'inherit',
+});
+if (build.status !== 0) process.exit(build.status ?? 1);
 // Every log the suites produce is captured (in-process apps at trace level, server processes
 // as they run) and searched afterwards for keys, secrets and PII: see test/log-capture.ts.
 const logDir = mkdtempSync(join(tmpdir(), 'trackway-test-logs-'));

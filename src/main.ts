@@ -21,39 +21,60 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+interface FirstRun {
+  accountId: string;
+  apiKey: string;
+}
+
 /**
  * The embedded default must work at once for a new user: on SQLite with no account yet, make a
- * `pro` account and print its key (once; only its hash is kept). PostgreSQL deployments are set
- * up deliberately with the CLI instead.
+ * `pro` account whose key the banner prints (once; only its hash is kept). PostgreSQL
+ * deployments are set up deliberately with the CLI instead.
  */
-async function firstRun(
-  config: Config,
-  store: Store,
-  out: (line: string) => void,
-): Promise<string | null> {
+async function firstRun(config: Config, store: Store): Promise<FirstRun | null> {
   if (!config.databaseUrl.startsWith('sqlite:')) return null;
   if ((await store.accounts.countAccounts()) > 0) return null;
   const { account, apiKey } = await createAccount(
     { store, clock: systemClock },
     { name: 'Default account', plan: 'pro' },
   );
-  out('');
-  out(`First run: created account ${account.id} on the pro plan.`);
-  out('Its API key is shown only this once; keep it secret:');
-  out('');
-  out(`  ${apiKey}`);
-  out('');
-  return apiKey;
+  return { accountId: account.id, apiKey };
 }
 
-/** Printed once listening, so the address is the real one (PORT=0 picks a free port). */
-function tryIt(apiKey: string, address: string, out: (line: string) => void): void {
-  out('Try it:');
-  out(`  export TRACKWAY_API_KEY=${apiKey}`);
-  out(
-    `  curl -s -X POST ${address}/v1/pixels -H "Authorization: Bearer $TRACKWAY_API_KEY" -H 'Content-Type: application/json' -d '{"name":"My shop","domain":"shop.example.com"}'`,
-  );
-  out('');
+function firstRunJson({ accountId, apiKey }: FirstRun) {
+  return { first_run: { account_id: accountId, api_key: apiKey } };
+}
+
+function firstRunText({ accountId, apiKey }: FirstRun): string[] {
+  return [
+    '',
+    `First run: created account ${accountId} on the pro plan.`,
+    'Its API key is shown only this once; keep it secret:',
+    '',
+    `  ${apiKey}`,
+    '',
+  ];
+}
+
+/**
+ * Printed once listening, as one block (a single write, so no log line lands inside it), with
+ * the real address (PORT=0 picks a free port).
+ */
+function banner(first: FirstRun | null, address: string): string {
+  const tryIt = first
+    ? [
+        'Try it:',
+        `  export TRACKWAY_URL=${address}`,
+        `  export TRACKWAY_API_KEY=${first.apiKey}`,
+        `  curl -s -X POST "$TRACKWAY_URL/v1/pixels" -H "Authorization: Bearer $TRACKWAY_API_KEY" -H 'Content-Type: application/json' -d '{"name":"My shop","domain":"shop.example.com"}'`,
+        '',
+      ]
+    : [];
+  return [
+    ...(first ? firstRunText(first) : []),
+    ...tryIt,
+    `Trackway is listening on ${address}`,
+  ].join('\n');
 }
 
 export interface RunningWorker {
@@ -113,14 +134,19 @@ export async function createRateLimiter(
 
 export async function startServer(
   config: Config = loadConfig(),
-  options: { logger?: Logger; out?: (line: string) => void } = {},
+  options: {
+    logger?: Logger;
+    /** Where the banner goes (stdout by default): one call with the whole block. */
+    out?: (text: string) => void;
+    /** The banner as one JSON object (`trackway serve --json`). */
+    json?: boolean;
+  } = {},
 ): Promise<RunningServer> {
   const logger = options.logger ?? createLogger(config.logLevel);
-  const out = options.out ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const out = options.out ?? ((text: string) => process.stdout.write(`${text}\n`));
   const store = await openStore(config.databaseUrl, { poolSize: config.databasePoolSize });
   await store.migrate();
-  // The key is printed before listening: if the port is taken, it is not lost with the process.
-  const firstKey = await firstRun(config, store, out);
+  const first = await firstRun(config, store);
   const metrics = createMetrics();
   const worker = config.worker ? startWorker(config, store, logger, metrics) : undefined;
   const rateLimiter = await createRateLimiter(config, logger);
@@ -133,10 +159,28 @@ export async function startServer(
     rateLimiter,
     ...(worker && { onOutboxWrite: worker.wake }),
   });
-  const address = await app.listen({ port: config.port, host: config.host });
-  logger.info({ address, database: config.databaseUrl.split(':')[0] }, 'trackway listening');
-  if (firstKey) tryIt(firstKey, address, out);
-  out(`Trackway is listening on ${address}`);
+  const database = config.databaseUrl.split(':')[0];
+  let address: string;
+  try {
+    address = await app.listen({
+      port: config.port,
+      host: config.host,
+      // Fastify's own line, once per bound address; the banner is the one that says
+      // "listening", so the log and the banner do not repeat each other.
+      listenTextResolver: (bound) => `trackway serving ${bound} (${database})`,
+    });
+  } catch (error) {
+    // The first-run key exists only in this process: if the port is taken, it must not be
+    // lost with it.
+    if (first)
+      out(options.json ? JSON.stringify(firstRunJson(first)) : firstRunText(first).join('\n'));
+    throw error;
+  }
+  out(
+    options.json
+      ? JSON.stringify({ listening: address, ...(first && firstRunJson(first)) })
+      : banner(first, address),
+  );
   let closing: Promise<void> | undefined;
   return {
     url: address,

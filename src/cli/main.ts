@@ -1,18 +1,23 @@
 /**
  * `trackway <command>`: the operator's interface (contract §9). Every command takes `--json`
- * and then prints exactly one JSON object; errors go to stderr with a non-zero exit.
+ * and then prints exactly one JSON object: results on stdout, errors on stderr
+ * (`{"error", "message"}`, plus `usage` for a usage error). Usage is printed only when asked
+ * for (`--help`, `help`) or after a usage error, and then only the part that concerns the
+ * command at hand.
  */
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../config.ts';
+import { type Env, loadConfig } from '../config.ts';
 import {
   createAccount,
   createKey,
   effectiveLimits,
+  listAccounts,
   listKeys,
   OperatorError,
   type PlanChange,
   revokeKey,
   setPlan,
+  showAccount,
 } from '../domain/accounts/accounts.ts';
 import {
   isPlanName,
@@ -20,27 +25,22 @@ import {
   PLAN_NAMES,
   SUBSCRIPTION_STATUSES,
 } from '../domain/accounts/plans.ts';
+import type { Account, ApiKeyRecord } from '../domain/model.ts';
 import { systemClock } from '../domain/ports.ts';
 import { openStore } from '../storage/index.ts';
 
-class UsageError extends Error {}
+/** Exit status of a command line the CLI cannot run as written (as BSD's EX_USAGE-like 2). */
+const USAGE_EXIT = 2;
 
-const USAGE = `Usage: trackway <command> [options] [--json]
-
-Commands:
-  serve                                   start the HTTP API (and the webhook delivery worker)
-  worker                                  run the webhook delivery worker alone
-  migrate                                 apply pending database migrations
-  accounts create --name N --plan P       create an account and print its first API key
-  keys create --account A                 create another API key for an account
-  keys list --account A                   list an account's keys (revoked ones included)
-  keys revoke --key-id K                  revoke a key
-  plans set --account A [--plan P] [--status S] [--requests-per-minute N] [--daily-limit N]
-                                          change plan, subscription status or (enterprise) custom limits
-  openapi                                 print the OpenAPI 3.1 document
-
-Plans: ${PLAN_NAMES.join(', ')}. Statuses: ${SUBSCRIPTION_STATUSES.join(', ')}.
-Configuration comes from the environment (DATABASE_URL, PORT, HOST, …; see README).`;
+class UsageError extends Error {
+  constructor(
+    message: string,
+    /** The usage text worth showing with the message: the command's, or its group's. */
+    readonly usage: string | null,
+  ) {
+    super(message);
+  }
+}
 
 const OPTIONS = {
   json: { type: 'boolean' },
@@ -54,13 +54,115 @@ const OPTIONS = {
   'daily-limit': { type: 'string' },
 } as const;
 
+type OptionName = keyof typeof OPTIONS;
 type Values = ReturnType<
   typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>
 >['values'];
 
-function required(values: Values, name: keyof Values): string {
+interface CommandSpec {
+  /** After `trackway `: the command and its options. */
+  synopsis: string;
+  summary: string;
+  /** Options the command takes besides `--json` and `--help`; any other is a usage error. */
+  options: OptionName[];
+}
+
+const COMMANDS = {
+  serve: {
+    synopsis: 'serve',
+    summary: 'start the HTTP API (and the webhook delivery worker)',
+    options: [],
+  },
+  worker: { synopsis: 'worker', summary: 'run the webhook delivery worker alone', options: [] },
+  migrate: { synopsis: 'migrate', summary: 'apply pending database migrations', options: [] },
+  'accounts create': {
+    synopsis: 'accounts create --name N --plan P',
+    summary: 'create an account and print its first API key (once)',
+    options: ['name', 'plan'],
+  },
+  'accounts list': {
+    synopsis: 'accounts list',
+    summary: 'list every account with its plan and status, oldest first',
+    options: [],
+  },
+  'accounts show': {
+    synopsis: 'accounts show --account A',
+    summary: 'one account: plan, status, limits and keys (prefixes only)',
+    options: ['account'],
+  },
+  'keys create': {
+    synopsis: 'keys create --account A',
+    summary: 'create another API key for an account',
+    options: ['account'],
+  },
+  'keys list': {
+    synopsis: 'keys list --account A',
+    summary: "list an account's keys (revoked ones included)",
+    options: ['account'],
+  },
+  'keys revoke': {
+    synopsis: 'keys revoke --key-id K',
+    summary: 'revoke a key',
+    options: ['key-id'],
+  },
+  'plans set': {
+    synopsis:
+      'plans set --account A [--plan P] [--status S] [--requests-per-minute N] [--daily-limit N]',
+    summary: 'change plan, subscription status or (enterprise) custom limits',
+    options: ['account', 'plan', 'status', 'requests-per-minute', 'daily-limit'],
+  },
+  openapi: { synopsis: 'openapi', summary: 'print the OpenAPI 3.1 document', options: [] },
+  help: { synopsis: 'help [command]', summary: 'print this help, or one command’s', options: [] },
+} satisfies Record<string, CommandSpec>;
+
+type CommandName = keyof typeof COMMANDS;
+const GROUPS = ['accounts', 'keys', 'plans'] as const;
+
+const isCommand = (name: string): name is CommandName => Object.hasOwn(COMMANDS, name);
+const isGroup = (name: string): name is (typeof GROUPS)[number] =>
+  (GROUPS as readonly string[]).includes(name);
+
+/** The commands a help topic covers: all, one group's, or one command. */
+function commandsFor(topic: string | null): CommandName[] {
+  const all = Object.keys(COMMANDS) as CommandName[];
+  if (topic === null) return all;
+  if (isCommand(topic)) return [topic];
+  return all.filter((name) => name.startsWith(`${topic} `));
+}
+
+function usageText(topic: string | null): string {
+  const names = commandsFor(topic);
+  const lines = names.flatMap((name) => {
+    const spec: CommandSpec = COMMANDS[name];
+    return [`  trackway ${spec.synopsis} [--json]`, `      ${spec.summary}`];
+  });
+  const footer =
+    topic === null || topic === 'plans' || topic === 'plans set' || topic === 'accounts create'
+      ? [
+          '',
+          `Plans: ${PLAN_NAMES.join(', ')}. Statuses: ${SUBSCRIPTION_STATUSES.join(', ')}.`,
+          'Configuration comes from the environment (DATABASE_URL, PORT, HOST, …; see README).',
+        ]
+      : [];
+  return [names.length === 1 ? 'Usage:' : 'Usage:', ...lines, ...footer].join('\n');
+}
+
+function helpJson(topic: string | null) {
+  return {
+    usage: usageText(topic),
+    commands: commandsFor(topic).map((name) => ({
+      command: name,
+      synopsis: `trackway ${COMMANDS[name].synopsis}`,
+      summary: COMMANDS[name].summary,
+    })),
+  };
+}
+
+function required(values: Values, command: CommandName, name: OptionName): string {
   const value = values[name];
-  if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} is required`);
+  if (typeof value !== 'string' || value === '') {
+    throw new UsageError(`--${name} is required`, usageText(command));
+  }
   return value;
 }
 
@@ -75,23 +177,31 @@ function positiveInteger(values: Values, name: 'requests-per-minute' | 'daily-li
   if (!Number.isSafeInteger(n) || n < 1) {
     throw new UsageError(
       `--${name} must be a whole number from 1 to ${Number.MAX_SAFE_INTEGER}, in decimal digits`,
+      usageText('plans set'),
     );
   }
   return n;
 }
 
+function planName(values: Values, command: CommandName) {
+  const plan = values.plan;
+  if (plan === undefined || isPlanName(plan)) return plan;
+  throw new UsageError(`--plan must be one of ${PLAN_NAMES.join(', ')}`, usageText(command));
+}
+
 interface Output {
-  json: Record<string, unknown>;
+  json: unknown;
   text: string;
 }
 
 async function withStore<T>(
+  env: Env,
   run: (op: {
     store: Awaited<ReturnType<typeof openStore>>;
     clock: typeof systemClock;
   }) => Promise<T>,
 ): Promise<T> {
-  const config = loadConfig();
+  const config = loadConfig(env);
   const store = await openStore(config.databaseUrl, { poolSize: config.databasePoolSize });
   try {
     await store.migrate();
@@ -103,71 +213,117 @@ async function withStore<T>(
 
 const iso = (d: Date | null) => (d === null ? null : d.toISOString());
 
-async function runCommand(command: string, values: Values): Promise<Output> {
+function accountJson(account: Account) {
+  const limits = effectiveLimits(account);
+  return {
+    account_id: account.id,
+    name: account.name,
+    plan: account.plan,
+    status: account.status,
+    limits: { requests_per_minute: limits.requestsPerMinute, daily_limit: limits.dailyLimit },
+    created_at: iso(account.createdAt),
+  };
+}
+
+function keyJson(key: ApiKeyRecord) {
+  return {
+    key_id: key.id,
+    prefix: key.prefix,
+    last4: key.last4,
+    created_at: iso(key.createdAt),
+    revoked_at: iso(key.revokedAt),
+  };
+}
+
+function keyLines(keys: ApiKeyRecord[]): string {
+  return (
+    keys
+      .map(keyJson)
+      .map(
+        (k) =>
+          `${k.key_id}  ${k.prefix}…${k.last4}  created ${k.created_at}${k.revoked_at ? `  revoked ${k.revoked_at}` : ''}`,
+      )
+      .join('\n') || 'No keys.'
+  );
+}
+
+async function runCommand(command: CommandName, values: Values, env: Env): Promise<Output> {
   switch (command) {
     case 'migrate':
-      return withStore(async () => ({
+      return withStore(env, async () => ({
         json: { migrated: true },
         text: 'Migrations applied.',
       }));
     case 'accounts create': {
-      const name = required(values, 'name');
-      const plan = required(values, 'plan');
-      if (!isPlanName(plan)) throw new UsageError(`--plan must be one of ${PLAN_NAMES.join(', ')}`);
-      const { account, apiKey } = await withStore((op) => createAccount(op, { name, plan }));
+      const name = required(values, command, 'name');
+      required(values, command, 'plan');
+      const plan = planName(values, command)!;
+      const { account, apiKey } = await withStore(env, (op) => createAccount(op, { name, plan }));
       return {
         json: { account_id: account.id, api_key: apiKey },
         text: `Created account ${account.id} (${account.name}, plan ${plan}).\nAPI key (shown only once): ${apiKey}`,
       };
     }
+    case 'accounts list': {
+      const accounts = await withStore(env, (op) => listAccounts(op));
+      const rows = accounts.map(accountJson);
+      return {
+        json: { accounts: rows },
+        text:
+          rows
+            .map(
+              (a) => `${a.account_id}  ${a.plan}  ${a.status}  created ${a.created_at}  ${a.name}`,
+            )
+            .join('\n') || 'No accounts.',
+      };
+    }
+    case 'accounts show': {
+      const accountId = required(values, command, 'account');
+      const { account, keys } = await withStore(env, (op) => showAccount(op, accountId));
+      const shown = accountJson(account);
+      return {
+        json: { ...shown, keys: keys.map(keyJson) },
+        text: [
+          `${shown.account_id}  ${shown.name}`,
+          `  plan ${shown.plan}, status ${shown.status}, ${shown.limits.requests_per_minute}/min, ${shown.limits.daily_limit}/day`,
+          `  created ${shown.created_at}`,
+          'Keys:',
+          keyLines(keys).replace(/^/gm, '  '),
+        ].join('\n'),
+      };
+    }
     case 'keys create': {
-      const accountId = required(values, 'account');
-      const key = await withStore((op) => createKey(op, accountId));
+      const accountId = required(values, command, 'account');
+      const key = await withStore(env, (op) => createKey(op, accountId));
       return {
         json: { key_id: key.keyId, api_key: key.apiKey, account_id: key.accountId },
         text: `Created key ${key.keyId} for ${key.accountId}.\nAPI key (shown only once): ${key.apiKey}`,
       };
     }
     case 'keys list': {
-      const accountId = required(values, 'account');
-      const keys = await withStore((op) => listKeys(op, accountId));
-      const rows = keys.map((k) => ({
-        key_id: k.id,
-        prefix: k.prefix,
-        last4: k.last4,
-        created_at: iso(k.createdAt),
-        revoked_at: iso(k.revokedAt),
-      }));
-      return {
-        json: { keys: rows },
-        text:
-          rows
-            .map(
-              (k) =>
-                `${k.key_id}  ${k.prefix}…${k.last4}  created ${k.created_at}${k.revoked_at ? `  revoked ${k.revoked_at}` : ''}`,
-            )
-            .join('\n') || 'No keys.',
-      };
+      const accountId = required(values, command, 'account');
+      const keys = await withStore(env, (op) => listKeys(op, accountId));
+      return { json: { keys: keys.map(keyJson) }, text: keyLines(keys) };
     }
     case 'keys revoke': {
-      const keyId = required(values, 'key-id');
-      const key = await withStore((op) => revokeKey(op, keyId));
+      const keyId = required(values, command, 'key-id');
+      const key = await withStore(env, (op) => revokeKey(op, keyId));
       return {
         json: { key_id: key.id, account_id: key.accountId, revoked_at: iso(key.revokedAt) },
         text: `Revoked key ${key.id}.`,
       };
     }
     case 'plans set': {
-      const accountId = required(values, 'account');
+      const accountId = required(values, command, 'account');
       const change: PlanChange = {};
-      if (values.plan !== undefined) {
-        if (!isPlanName(values.plan))
-          throw new UsageError(`--plan must be one of ${PLAN_NAMES.join(', ')}`);
-        change.plan = values.plan;
-      }
+      const plan = planName(values, command);
+      if (plan !== undefined) change.plan = plan;
       if (values.status !== undefined) {
         if (!isSubscriptionStatus(values.status)) {
-          throw new UsageError(`--status must be one of ${SUBSCRIPTION_STATUSES.join(', ')}`);
+          throw new UsageError(
+            `--status must be one of ${SUBSCRIPTION_STATUSES.join(', ')}`,
+            usageText(command),
+          );
         }
         change.status = values.status;
       }
@@ -178,18 +334,14 @@ async function runCommand(command: string, values: Values): Promise<Output> {
       if (Object.keys(change).length === 0) {
         throw new UsageError(
           'plans set needs at least one of --plan, --status, --requests-per-minute, --daily-limit',
+          usageText(command),
         );
       }
-      const { after } = await withStore((op) => setPlan(op, accountId, change));
-      const limits = effectiveLimits(after);
+      const { after } = await withStore(env, (op) => setPlan(op, accountId, change));
+      const { account_id, plan: newPlan, status, limits } = accountJson(after);
       return {
-        json: {
-          account_id: after.id,
-          plan: after.plan,
-          status: after.status,
-          limits: { requests_per_minute: limits.requestsPerMinute, daily_limit: limits.dailyLimit },
-        },
-        text: `Account ${after.id}: plan ${after.plan}, status ${after.status}, ${limits.requestsPerMinute}/min, ${limits.dailyLimit}/day.`,
+        json: { account_id, plan: newPlan, status, limits },
+        text: `Account ${account_id}: plan ${newPlan}, status ${status}, ${limits.requests_per_minute}/min, ${limits.daily_limit}/day.`,
       };
     }
     case 'openapi': {
@@ -198,18 +350,19 @@ async function runCommand(command: string, values: Values): Promise<Output> {
       return { json: document, text: JSON.stringify(document, null, 2) };
     }
     default:
-      throw new UsageError(`Unknown command: ${command || '(none)'}`);
+      // serve, worker and help are handled by main().
+      throw new UsageError(`Unknown command: ${command}`, null);
   }
 }
 
 /** Runs until SIGTERM/SIGINT, then drains and exits 0. */
-function exitOnSignal(server: { close(): Promise<void> }): void {
+function exitOnSignal(server: { close(): Promise<void> }, io: Io): void {
   const stop = (signal: string) => {
-    process.stderr.write(`${signal} received: draining\n`);
+    io.stderr.write(`${signal} received: draining\n`);
     server.close().then(
       () => process.exit(0),
       (error) => {
-        process.stderr.write(`shutdown failed: ${(error as Error).message}\n`);
+        io.stderr.write(`shutdown failed: ${(error as Error).message}\n`);
         process.exit(1);
       },
     );
@@ -218,68 +371,196 @@ function exitOnSignal(server: { close(): Promise<void> }): void {
   process.once('SIGINT', () => stop('SIGINT'));
 }
 
-async function serve(): Promise<void> {
+async function serve(env: Env, json: boolean, io: Io): Promise<void> {
   const { startServer } = await import('../main.ts');
-  exitOnSignal(await startServer());
+  const starting = startServer(loadConfig(env), {
+    out: (text) => io.stdout.write(`${text}\n`),
+    json,
+  });
+  // Handlers first: whoever reads "listening" may send SIGTERM at once, before this process
+  // runs its next line. A signal during start-up drains once start-up is done.
+  exitOnSignal({ close: async () => (await starting).close() }, io);
+  await starting;
 }
 
-async function runWorker(): Promise<void> {
+async function runWorker(env: Env, json: boolean, io: Io): Promise<void> {
   const { startWorker } = await import('../main.ts');
   const { createLogger } = await import('../logger.ts');
-  const config = loadConfig();
+  const config = loadConfig(env);
   const logger = createLogger(config.logLevel);
   const store = await openStore(config.databaseUrl, { poolSize: config.databasePoolSize });
   await store.migrate();
   const worker = startWorker(config, store, logger);
-  logger.info('trackway delivery worker running');
-  process.stdout.write('Trackway delivery worker running\n');
-  exitOnSignal({
-    async close() {
-      await worker.stop();
-      await store.close();
+  // Handlers before the announcement (see serve()).
+  exitOnSignal(
+    {
+      async close() {
+        await worker.stop();
+        await store.close();
+      },
     },
-  });
+    io,
+  );
+  logger.info('delivery worker started');
+  io.stdout.write(
+    json
+      ? `${JSON.stringify({ worker: 'running', pid: process.pid })}\n`
+      : 'Trackway delivery worker running\n',
+  );
 }
 
-export async function main(argv: string[]): Promise<number> {
-  let parsed: { values: Values; positionals: string[] };
+export interface Io {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  env: Env;
+}
+
+/** What went wrong, as the JSON error body names it (the HTTP API's words where they fit). */
+function errorKind(error: Error): string {
+  if (error instanceof UsageError) return 'Invalid usage';
+  if (error instanceof OperatorError) return 'Invalid request';
+  if (error.name === 'ConfigError') return 'Invalid configuration';
+  if (error.name === 'StorageUnavailableError') return 'Storage unavailable';
+  return 'Internal error';
+}
+
+/**
+ * Resolves the command line to one command, or to a help topic. `help` and `--help` print to
+ * stdout and exit 0; a group alone (`trackway keys`) is a usage error, like any command line
+ * that names nothing runnable, and shows that group's part of the usage on stderr.
+ */
+function resolve(
+  positionals: string[],
+  help: boolean,
+): { command: CommandName } | { help: string | null } {
+  const [first, second, ...rest] = positionals;
+  if (first === undefined) {
+    if (help) return { help: null };
+    throw new UsageError('No command given', usageText(null));
+  }
+  if (first === 'help') {
+    const topic = [second, ...rest].filter(Boolean).join(' ') || null;
+    if (topic !== null && !isCommand(topic) && !isGroup(topic)) {
+      throw new UsageError(`No help for "${topic}": no such command`, null);
+    }
+    return { help: topic };
+  }
+  if (isGroup(first)) {
+    if (second === undefined) {
+      if (help) return { help: first };
+      const subcommands = commandsFor(first).map((name) => name.split(' ')[1]);
+      throw new UsageError(`${first} needs one of: ${subcommands.join(', ')}`, usageText(first));
+    }
+    const name = `${first} ${second}`;
+    if (!isCommand(name)) throw new UsageError(`Unknown command: ${name}`, usageText(first));
+    if (rest.length > 0) throw new UsageError(`Unexpected argument: ${rest[0]}`, usageText(name));
+    return help ? { help: name } : { command: name };
+  }
+  if (!isCommand(first)) {
+    throw new UsageError(`Unknown command: ${first} (run "trackway help" for the list)`, null);
+  }
+  if (second !== undefined) {
+    throw new UsageError(`Unexpected argument: ${second}`, usageText(first));
+  }
+  return help ? { help: first } : { command: first };
+}
+
+/** Options given that the command does not take: said, never silently ignored. */
+function checkOptions(command: CommandName, values: Values): void {
+  const allowed: readonly string[] = (COMMANDS[command] as CommandSpec).options;
+  for (const name of Object.keys(values)) {
+    if (name === 'json' || name === 'help' || allowed.includes(name)) continue;
+    throw new UsageError(`${command} does not take --${name}`, usageText(command));
+  }
+}
+
+/**
+ * The positionals of a command line that failed strict parsing, to find whose usage to show.
+ */
+function loosePositionals(argv: string[]): string[] {
   try {
-    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+    return parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: false })
+      .positionals;
+  } catch {
+    return [];
+  }
+}
+
+export async function main(
+  argv: string[],
+  io: Io = { stdout: process.stdout, stderr: process.stderr, env: process.env },
+): Promise<number> {
+  const json = argv.includes('--json');
+  // A reader that stops early (`trackway openapi | head`) closes the pipe: what it did not
+  // read is not wanted, which is no error. Anything else on stdout still is.
+  io.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+  });
+  const fail = (error: Error, code: number): number => {
+    const usage = error instanceof UsageError ? error.usage : null;
+    if (json) {
+      io.stderr.write(
+        `${JSON.stringify({ error: errorKind(error), message: error.message, ...(usage && { usage }) })}\n`,
+      );
+    } else {
+      io.stderr.write(`${error.message}\n${usage ? `\n${usage}\n` : ''}`);
+    }
+    return code;
+  };
+
+  let values: Values;
+  let target: ReturnType<typeof resolve>;
+  try {
+    let parsed: { values: Values; positionals: string[] };
+    try {
+      parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+    } catch (error) {
+      // Only the words naming the command: what follows may be the bad option's value.
+      const positionals = loosePositionals(argv).slice(0, 2);
+      let usage: string | null = null;
+      try {
+        const found = resolve(
+          isGroup(positionals[0] ?? '') ? positionals : positionals.slice(0, 1),
+          true,
+        );
+        usage = usageText('command' in found ? found.command : found.help);
+      } catch {}
+      // Node's hint about `--` is for positionals starting with a dash, which no command takes.
+      throw new UsageError((error as Error).message.split('. To specify')[0]!, usage);
+    }
+    values = parsed.values;
+    target = resolve(parsed.positionals, values.help === true);
+    if ('command' in target) checkOptions(target.command, values);
   } catch (error) {
-    process.stderr.write(`${(error as Error).message}\n\n${USAGE}\n`);
-    return 2;
+    return fail(error as Error, USAGE_EXIT);
   }
-  const { values, positionals } = parsed;
-  if (values.help || positionals.length === 0) {
-    process.stdout.write(`${USAGE}\n`);
-    return values.help ? 0 : 2;
-  }
-  const [first, second] = positionals;
-  const command = ['accounts', 'keys', 'plans'].includes(first!)
-    ? `${first} ${second ?? ''}`.trim()
-    : first!;
+
   try {
+    if ('help' in target) {
+      io.stdout.write(
+        json ? `${JSON.stringify(helpJson(target.help))}\n` : `${usageText(target.help)}\n`,
+      );
+      return 0;
+    }
+    const { command } = target;
     if (command === 'serve' || command === 'worker') {
-      await (command === 'serve' ? serve() : runWorker());
+      await (command === 'serve' ? serve : runWorker)(io.env, json, io);
       return -1; // keeps running
     }
-    const output = await runCommand(command, values);
-    process.stdout.write(values.json ? `${JSON.stringify(output.json)}\n` : `${output.text}\n`);
+    const output = await runCommand(command, values, io.env);
+    io.stdout.write(json ? `${JSON.stringify(output.json)}\n` : `${output.text}\n`);
     return 0;
   } catch (error) {
-    if (error instanceof UsageError) {
-      process.stderr.write(`${error.message}\n\n${USAGE}\n`);
-      return 2;
-    }
+    if (error instanceof UsageError) return fail(error, USAGE_EXIT);
     // Mistakes an operator can fix (bad config, database unreachable): the message, no stack.
     if (
       error instanceof OperatorError ||
       ['ConfigError', 'StorageUnavailableError'].includes((error as Error).name)
     ) {
-      process.stderr.write(`${(error as Error).message}\n`);
-      return 1;
+      return fail(error as Error, 1);
     }
-    process.stderr.write(`trackway: ${(error as Error).stack ?? error}\n`);
+    if (json) return fail(error as Error, 1);
+    io.stderr.write(`trackway: ${(error as Error).stack ?? error}\n`);
     return 1;
   }
 }

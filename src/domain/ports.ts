@@ -38,6 +38,8 @@ export interface AccountStore {
   createAccount(account: Account, firstKey: NewApiKeyRow | null): Promise<void>;
   getAccount(accountId: string): Promise<Account | null>;
   countAccounts(): Promise<number>;
+  /** Every account, oldest first (the operator's `accounts list`). */
+  listAccounts(): Promise<Account[]>;
   /** Applies `change` to the account atomically; `null` when there is no such account. */
   updateAccount(
     accountId: string,

@@ -197,6 +197,20 @@ for (const kind of await testStores()) {
         assert.ok((await store.accounts.countAccounts()) >= 1);
       });
 
+      it('lists every account, oldest first, then by id', async () => {
+        const later = account({ createdAt: at(5), name: 'Later' });
+        const earlier = account({ createdAt: at(3), plan: 'ultra', status: 'past_due' });
+        await store.accounts.createAccount(later, null);
+        await store.accounts.createAccount(earlier, null);
+        const listed = await store.accounts.listAccounts();
+        assert.equal(listed.length, await store.accounts.countAccounts());
+        const ours = listed.filter((a) => a.id === later.id || a.id === earlier.id);
+        assert.deepEqual(ours, [earlier, later]);
+        const order = listed.map((a) => [a.createdAt.getTime(), a.id] as const);
+        const sorted = [...order].sort((x, y) => x[0] - y[0] || (x[1] < y[1] ? -1 : 1));
+        assert.deepEqual(order, sorted);
+      });
+
       it('applies account changes atomically and writes their webhook messages', async () => {
         const { acct } = await setup();
         const hook = await subscribe(acct.id, ['subscription.updated']);

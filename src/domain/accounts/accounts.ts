@@ -72,6 +72,19 @@ export async function listKeys(op: Operator, accountId: string): Promise<ApiKeyR
   return op.store.accounts.listApiKeys(accountId);
 }
 
+export function listAccounts(op: Operator): Promise<Account[]> {
+  return op.store.accounts.listAccounts();
+}
+
+/** An account with its keys (display prefixes only), for `accounts show`. */
+export async function showAccount(
+  op: Operator,
+  accountId: string,
+): Promise<{ account: Account; keys: ApiKeyRecord[] }> {
+  const account = await existingAccount(op, accountId);
+  return { account, keys: await op.store.accounts.listApiKeys(accountId) };
+}
+
 export async function revokeKey(op: Operator, keyId: string): Promise<ApiKeyRecord> {
   const key = await op.store.accounts.revokeApiKey(keyId, op.clock.now());
   if (!key) throw new OperatorError(`No such key: ${keyId}`);

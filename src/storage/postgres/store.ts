@@ -134,6 +134,14 @@ class PostgresAccountStore implements AccountStore {
     return rows[0]?.n ?? 0;
   }
 
+  async listAccounts(): Promise<Account[]> {
+    const { rows } = await this.pool.query<AccountRow>(
+      // COLLATE "C": ids sort by their bytes, as on SQLite, whatever the database's locale.
+      'SELECT * FROM accounts ORDER BY created_at, id COLLATE "C"',
+    );
+    return rows.map(toAccount);
+  }
+
   async updateAccount(accountId: string, change: Change<Account>) {
     return inTransaction(this.pool, async (db) => {
       // FOR UPDATE: two plan changes at once apply in turn, each seeing the other's result.

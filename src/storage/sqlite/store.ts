@@ -186,6 +186,13 @@ class SqliteAccountStore implements AccountStore {
     return this.db.prepare('SELECT count(*) FROM accounts').pluck().get() as number;
   }
 
+  async listAccounts(): Promise<Account[]> {
+    return this.db
+      .prepare<[], AccountRow>('SELECT * FROM accounts ORDER BY created_at, id')
+      .all()
+      .map(toAccount);
+  }
+
   async updateAccount(accountId: string, change: Change<Account>) {
     return this.db
       .transaction(() => {
