@@ -3,7 +3,7 @@
 // durability as the service (WAL; each batch committed without a flush, then the WAL flushed
 // with fdatasync off the event loop, answered after that flush: src/storage/sqlite/wal-sync.ts),
 // the same events table and indexes, concurrent requests grouped into one transaction per loop
-// turn. No authentication, rate limits, validation, hashing, counts or outbox. What it reaches
+// turn; a batch ({events: [...]}) commits all its events. No authentication, rate limits, validation, hashing, counts or outbox. What it reaches
 // is a ceiling for the service on this machine.
 import { fdatasync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,7 +28,12 @@ const insert = db.prepare(
    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (pixel_id, event_id) DO NOTHING`,
 );
 const commit = db.transaction((batch) => {
-  for (const { event } of batch) {
+  for (const item of batch) {
+    for (const event of item.event.events ?? [item.event]) insertOne(event);
+  }
+});
+function insertOne(event) {
+  {
     const now = Date.now();
     insert.run(
       'acct',
@@ -44,7 +49,7 @@ const commit = db.transaction((batch) => {
       JSON.stringify(event.custom_data ?? null),
     );
   }
-});
+}
 const wal = openSync(`${path}-wal`, 'r');
 // Committed batches waiting for a flush that starts after their commit; one flush at a time.
 let unflushed = [];

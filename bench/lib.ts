@@ -2,9 +2,10 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
 import autocannon from 'autocannon';
 import pg from 'pg';
 
@@ -15,14 +16,61 @@ export interface Running {
   stop(): Promise<void>;
 }
 
-/** Starts a process and resolves when it prints `pattern` (whose first group is the URL). */
+/**
+ * Pinned runs (issue 21): on a small machine the load generator and the server share the
+ * cores, so req/s partly measures how much CPU the load generator left over. Pinned, every
+ * server under test (and its baseline, in the same run) runs on core SERVER_CORE and the load
+ * generator (and this process) on LOAD_CORE, so neither can steal from the other.
+ */
+export const SERVER_CORE = '1';
+export const LOAD_CORE = '0';
+let pinned = false;
+
+/** Pinning is possible: taskset is installed and there are two cores or more. */
+export function canPin(): boolean {
+  return (
+    availableParallelism() >= 2 &&
+    spawnSync('taskset', ['--version'], { encoding: 'utf8' }).error === undefined
+  );
+}
+
+/**
+ * The --pin / --no-pin choice of a bench's command line: pinned by default where it can be.
+ * Pinning also moves this process (and the autocannon fallback in it) to the load core.
+ */
+export function choosePinning(flags: { pin?: boolean; 'no-pin'?: boolean }): boolean {
+  const possible = canPin();
+  if (flags.pin && !possible) throw new Error('--pin needs taskset and at least two cores');
+  pinned = flags['no-pin'] ? false : possible;
+  if (pinned) spawnSync('taskset', ['-a', '-p', '-c', LOAD_CORE, String(process.pid)]);
+  return pinned;
+}
+
+/** The flags choosePinning reads, for parseArgs. */
+export const PIN_OPTIONS = {
+  pin: { type: 'boolean' },
+  'no-pin': { type: 'boolean' },
+} as const;
+
+export const isPinned = () => pinned;
+
+/** `command args`, run on `core` when pinning is on (taskset execs it: the pid stays its own). */
+function onCore(core: string, command: string, args: string[]): [string, string[]] {
+  return pinned ? ['taskset', ['-c', core, command, ...args]] : [command, args];
+}
+
+/**
+ * Starts a process (on the server core when pinned) and resolves when it prints `pattern`
+ * (whose first group is the URL).
+ */
 export async function startProcess(
   command: string,
   args: string[],
   env: Record<string, string>,
   pattern: RegExp,
 ): Promise<Running> {
-  const child = spawn(command, args, {
+  const [file, argv] = onCore(SERVER_CORE, command, args);
+  const child = spawn(file, argv, {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -85,6 +133,8 @@ export interface LoadResult {
   p99: number;
   non2xx: number;
   errors: number;
+  /** Requests whose (gzip) body had been sent before in the run: their events deduplicate. */
+  repeated: number;
 }
 
 export interface LoadOptions {
@@ -98,6 +148,13 @@ export interface LoadOptions {
   template: string;
   seconds: number;
   connections?: number;
+  /**
+   * Send the bodies gzip-compressed (Content-Encoding: gzip). Compressing is too slow for the
+   * load generator to do per request, so this many bodies are made (and compressed) before the
+   * run, each with its own tokens, and sent in turn; a run that needs more sends some twice
+   * and says how many in `repeated`. Size it from an earlier run's rate.
+   */
+  gzipBodies?: number;
 }
 
 let loadRuns = 0;
@@ -143,7 +200,16 @@ export async function loadAll(options: LoadOptions[]): Promise<LoadResult> {
     p99: Math.max(...results.map((r) => r.p99)),
     non2xx: results.reduce((sum, r) => sum + r.non2xx, 0),
     errors: results.reduce((sum, r) => sum + r.errors, 0),
+    repeated: results.reduce((sum, r) => sum + r.repeated, 0),
   };
+}
+
+/** `count` gzip bodies from `template`, every `__N__` unique to its body (level 1: fast). */
+function gzipBodies(template: string, count: number): Buffer[] {
+  const run = runToken();
+  return Array.from({ length: count }, (_, i) =>
+    gzipSync(template.replaceAll('__N__', `${run}z${i}`), { level: 1 }),
+  );
 }
 
 const luaString = (value: string) => `[==[${value}]==]`;
@@ -151,7 +217,43 @@ const luaString = (value: string) => `[==[${value}]==]`;
 async function loadWithWrk(options: LoadOptions): Promise<LoadResult> {
   const dir = mkdtempSync(join(tmpdir(), 'trackway-wrk-'));
   const script = join(dir, 'post.lua');
-  const headers = { 'content-type': 'application/json', ...options.headers };
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    ...options.headers,
+  };
+  const connections = options.connections ?? 100;
+  const threads = Math.min(2, connections);
+  let bodyLines: string;
+  if (options.gzipBodies) {
+    // Ready-made bodies: one file of them end to end, one of their lengths; each wrk thread
+    // keeps every threads-th one, so no two threads send the same body.
+    const bodies = gzipBodies(options.template, options.gzipBodies);
+    writeFileSync(join(dir, 'bodies'), Buffer.concat(bodies));
+    writeFileSync(join(dir, 'lengths'), bodies.map((b) => b.length).join('\n'));
+    headers['content-encoding'] = 'gzip';
+    bodyLines = `local bodies = {}
+function init(args)
+  local lengths = io.open(${luaString(join(dir, 'lengths'))}, "r"):read("*a")
+  local data = io.open(${luaString(join(dir, 'bodies'))}, "rb")
+  local i = 0
+  for n in string.gmatch(lengths, "%d+") do
+    local body = data:read(tonumber(n))
+    if i % ${threads} == tid - 1 then table.insert(bodies, body) end
+    i = i + 1
+  end
+  data:close()
+  mine = #bodies
+end
+local function nextBody()
+  return bodies[((counter - 1) % #bodies) + 1]
+end`;
+  } else {
+    bodyLines = `local run = ${luaString(runToken())}
+local template = ${luaString(options.template)}
+local function nextBody()
+  return (string.gsub(template, "__N__", run .. "t" .. tostring(tid) .. "x" .. tostring(counter)))
+end`;
+  }
   // Each wrk thread numbers its own requests; the thread id keeps the numbers apart.
   writeFileSync(
     script,
@@ -160,52 +262,54 @@ function setup(thread)
   table.insert(threads, thread)
   thread:set("tid", #threads)
 end
-local counter = 0
-local run = ${luaString(runToken())}
-local template = ${luaString(options.template)}
+counter = 0
+mine = 0
+${bodyLines}
 local headers = {}
 ${Object.entries(headers)
   .map(([k, v]) => `headers[ ${luaString(k)} ] = ${luaString(v)}`)
   .join('\n')}
 request = function()
   counter = counter + 1
-  local body = (string.gsub(template, "__N__", run .. "t" .. tostring(tid) .. "x" .. tostring(counter)))
-  return wrk.format("POST", nil, headers, body)
+  return wrk.format("POST", nil, headers, nextBody())
 end
 done = function(summary, latency, requests)
   local e = summary.errors
-  io.write(string.format("RESULT %d %d %d %d %d %d\\n", summary.requests, summary.duration,
-    latency:percentile(50), latency:percentile(99), e.status, e.connect + e.read + e.write + e.timeout))
+  local repeated = 0
+  for _, thread in ipairs(threads) do
+    local extra = thread:get("counter") - thread:get("mine")
+    if thread:get("mine") > 0 and extra > 0 then repeated = repeated + extra end
+  end
+  io.write(string.format("RESULT %d %d %d %d %d %d %d\\n", summary.requests, summary.duration,
+    latency:percentile(50), latency:percentile(99), e.status, e.connect + e.read + e.write + e.timeout,
+    repeated))
 end
 `,
   );
-  const connections = options.connections ?? 100;
-  const child = spawn(
-    'wrk',
-    [
-      '-t',
-      String(Math.min(2, connections)),
-      '-c',
-      String(connections),
-      '-d',
-      `${options.seconds}s`,
-      '--timeout',
-      '10s',
-      '-s',
-      script,
-      options.url,
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
+  const [file, argv] = onCore(LOAD_CORE, 'wrk', [
+    '-t',
+    String(threads),
+    '-c',
+    String(connections),
+    '-d',
+    `${options.seconds}s`,
+    '--timeout',
+    '10s',
+    '-s',
+    script,
+    options.url,
+  ]);
+  const child = spawn(file, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout!.on('data', (d) => {
     out += d;
   });
   await once(child, 'exit');
   rmSync(dir, { recursive: true, force: true });
-  const m = /RESULT (\d+) (\d+) (\d+) (\d+) (\d+) (\d+)/.exec(out);
+  const m = /RESULT (\d+) (\d+) (\d+) (\d+) (\d+) (\d+) (\d+)/.exec(out);
   if (!m) throw new Error(`wrk printed no result: ${out}`);
-  const [requests, durationUs, p50Us, p99Us, non2xx, errors] = m.slice(1).map(Number) as [
+  const [requests, durationUs, p50Us, p99Us, non2xx, errors, repeated] = m.slice(1).map(Number) as [
+    number,
     number,
     number,
     number,
@@ -221,23 +325,31 @@ end
     p99: Math.round(p99Us / 100) / 10,
     non2xx,
     errors,
+    repeated,
   };
 }
 
 async function loadWithAutocannon(options: LoadOptions): Promise<LoadResult> {
   const run = runToken();
+  const bodies = options.gzipBodies ? gzipBodies(options.template, options.gzipBodies) : [];
   let i = 0;
   const result = await autocannon({
     url: options.url,
     method: 'POST',
     connections: options.connections ?? 100,
     duration: options.seconds,
-    headers: { 'content-type': 'application/json', ...options.headers },
+    headers: {
+      'content-type': 'application/json',
+      ...(options.gzipBodies ? { 'content-encoding': 'gzip' } : {}),
+      ...options.headers,
+    },
     requests: [
       {
         setupRequest: (request) => ({
           ...request,
-          body: options.template.replaceAll('__N__', `${run}x${i++}`),
+          body: options.gzipBodies
+            ? bodies[i++ % bodies.length]!
+            : options.template.replaceAll('__N__', `${run}x${i++}`),
         }),
       },
     ],
@@ -250,7 +362,29 @@ async function loadWithAutocannon(options: LoadOptions): Promise<LoadResult> {
     p99: result.latency.p99,
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
+    repeated: Math.max(0, i - bodies.length) * (bodies.length > 0 ? 1 : 0),
   };
+}
+
+/** One timed load of one server. */
+export interface Run {
+  result: LoadResult;
+  /** Server CPU (all its processes) per request answered during the run, in µs. */
+  cpuPerRequest: number;
+}
+
+export const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+/** Runs `load` and returns its result with the CPU the processes `pids` spent per request. */
+export async function withCpu(pids: number[], load: () => Promise<LoadResult>): Promise<Run> {
+  const spent = () => pids.reduce((sum, pid) => sum + cpuMs(pid), 0);
+  const before = spent();
+  const result = await load();
+  return { result, cpuPerRequest: ((spent() - before) * 1000) / Math.max(1, result.requests) };
 }
 
 export function percentile(sorted: number[], p: number): number {

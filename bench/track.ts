@@ -19,42 +19,63 @@
  * a row shows medians over its rounds and the median of its rounds' ratios, so the machine
  * slowing down or speeding up between modes does not skew the comparison.
  *
+ * Pinned by default where taskset exists and the machine has two cores or more (--no-pin to
+ * share the cores): every server (baselines included) on core 1, wrk on core 0, so the figures
+ * measure the server and not what wrk left of the machine. Every row also reports the server's
+ * CPU time per request (utime + stime of all its processes and threads over the measured window,
+ * from /proc/<pid>/stat) and that CPU's ratio to the baseline's in the same round: the figures
+ * that hold on a loaded machine. PostgreSQL's and Redis's own CPU is not in it.
+ *
  *   npm run bench -- [--modes sqlite,postgres,postgres-redis,cluster] [--seconds 5]
- *                    [--rounds 3] [--connections 100]
+ *                    [--rounds 3] [--connections 100] [--pin | --no-pin] [--out track]
+ *                    [--filled-sqlite FILE] [--filled-schema NAME] [--note TEXT]
+ *
+ * --filled-sqlite / --filled-schema add the modes sqlite-filled / postgres-redis-filled: the
+ * same service on an existing, already filled database (bench/growth.ts makes one), so a run
+ * can compare it with an empty one round by round.
  *
  * PostgreSQL at BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test, each mode
  * in a fresh schema, dropped afterwards); Redis at BENCH_REDIS_URL (default
  * redis://127.0.0.1:6379, its own key prefix per run).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import {
   type BenchService,
-  cpuMs,
+  choosePinning,
   type LoadOptions,
-  type LoadResult,
   loadAll,
+  median,
+  PIN_OPTIONS,
   peakRssMb,
   purchaseTemplate,
+  type Run,
   saveResult,
   startBenchService,
   startProcess,
   table,
+  withCpu,
   withSchema,
 } from './lib.ts';
 
-const MODES = ['sqlite', 'postgres', 'postgres-redis', 'cluster'] as const;
+const DEFAULT_MODES = ['sqlite', 'postgres', 'postgres-redis', 'cluster'] as const;
+const MODES = [...DEFAULT_MODES, 'sqlite-filled', 'postgres-redis-filled'] as const;
 type Mode = (typeof MODES)[number];
 
 const { values } = parseArgs({
   options: {
-    modes: { type: 'string', default: MODES.join(',') },
+    modes: { type: 'string', default: DEFAULT_MODES.join(',') },
     seconds: { type: 'string', default: '5' },
     rounds: { type: 'string', default: '3' },
     connections: { type: 'string', default: '100' },
+    out: { type: 'string', default: 'track' },
+    'filled-sqlite': { type: 'string' },
+    'filled-schema': { type: 'string' },
+    note: { type: 'string' },
+    ...PIN_OPTIONS,
   },
 });
 const seconds = Number(values.seconds);
@@ -64,9 +85,17 @@ const modes = values.modes.split(',') as Mode[];
 for (const mode of modes) {
   if (!MODES.includes(mode)) throw new Error(`unknown mode ${mode}; modes: ${MODES.join(', ')}`);
 }
+if (modes.includes('sqlite-filled') && !values['filled-sqlite']) {
+  throw new Error('mode sqlite-filled needs --filled-sqlite FILE');
+}
+if (modes.includes('postgres-redis-filled') && !values['filled-schema']) {
+  throw new Error('mode postgres-redis-filled needs --filled-schema NAME');
+}
+const pinned = choosePinning(values);
 const BASELINE = fileURLToPath(new URL('./baseline-server.mjs', import.meta.url));
 const COMMIT_BASELINE = fileURLToPath(new URL('./commit-baseline-server.mjs', import.meta.url));
 const REDIS_URL = process.env['BENCH_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
+const PG_URL = process.env['BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 interface Row {
   server: string;
@@ -75,15 +104,10 @@ interface Row {
   'p99 ms': number;
   'peak RSS MB': string;
   'CPU µs/req': string;
+  /** CPU per request ÷ the baseline's in the same round (median over the rounds). */
+  'CPU ×': string;
   'non-2xx': number;
   ratio: string;
-}
-
-/** One timed load of one server. */
-interface Run {
-  result: LoadResult;
-  /** Server CPU (all its processes) per request answered during the run, in µs. */
-  cpuPerRequest: number;
 }
 
 /** A server under test: how to load it once, and what it has used. */
@@ -92,20 +116,6 @@ interface Loadable {
   rss(): string;
   /** Requests answered so far, warm-up included (for checkStored). */
   answered: number;
-}
-
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
-
-/** Runs `load` and returns its result with the CPU the processes `pids` spent per request. */
-async function withCpu(pids: number[], load: () => Promise<LoadResult>): Promise<Run> {
-  const spent = () => pids.reduce((sum, pid) => sum + cpuMs(pid), 0);
-  const before = spent();
-  const result = await load();
-  return { result, cpuPerRequest: ((spent() - before) * 1000) / Math.max(1, result.requests) };
 }
 
 /** `targets` (one per process `pids`), warmed up, ready to be loaded round after round. */
@@ -194,6 +204,13 @@ async function withMode<T>(
       return withSchema((url) => start(url, redisEnv));
     case 'cluster':
       return withSchema((url) => start(url, redisEnv, 2));
+    case 'sqlite-filled':
+      return start(`sqlite:${values['filled-sqlite']!}`, {});
+    case 'postgres-redis-filled': {
+      const url = new URL(PG_URL);
+      url.searchParams.set('schema', values['filled-schema']!);
+      return start(url.toString(), redisEnv);
+    }
   }
 }
 
@@ -202,10 +219,12 @@ const LABELS: Record<Mode, string> = {
   postgres: 'trackway, PostgreSQL, 1 process',
   'postgres-redis': 'trackway, PostgreSQL + Redis, 1 process',
   cluster: 'trackway, PostgreSQL + Redis, 2 processes',
+  'sqlite-filled': 'trackway, SQLite, 1 process, filled database',
+  'postgres-redis-filled': 'trackway, PostgreSQL + Redis, 1 process, filled database',
 };
 
 /** One table row from a server's rounds: medians, and the median of its per-round ratios. */
-function row(server: string, runs: Run[], ratios: number[], rss: string): Row {
+function row(server: string, runs: Run[], ratios: number[], cpuRatios: number[], rss: string): Row {
   const r = runs.map((run) => run.result);
   return {
     server,
@@ -214,6 +233,7 @@ function row(server: string, runs: Run[], ratios: number[], rss: string): Row {
     'p99 ms': Math.round(median(r.map((x) => x.p99)) * 10) / 10,
     'peak RSS MB': rss,
     'CPU µs/req': median(runs.map((x) => x.cpuPerRequest)).toFixed(1),
+    'CPU ×': median(cpuRatios).toFixed(2),
     'non-2xx': r.reduce((sum, x) => sum + x.non2xx + x.errors, 0),
     ratio: median(ratios).toFixed(2),
   };
@@ -232,14 +252,16 @@ async function main() {
       const rounds = async (server: Loadable) => {
         const runs: Run[] = [];
         const ratios: number[] = [];
+        const cpuRatios: number[] = [];
         for (let round = 0; round < roundCount; round++) {
           const base = await baseline.run();
           const own = await server.run();
           baseRuns.push(base);
           runs.push(own);
           ratios.push(own.result.requestsPerSecond / base.result.requestsPerSecond);
+          cpuRatios.push(own.cpuPerRequest / base.cpuPerRequest);
         }
-        return { runs, ratios };
+        return { runs, ratios, cpuRatios };
       };
       const rows: Row[] = [];
       // The bare server plus a durable SQLite commit per event, and nothing else: a ceiling.
@@ -247,7 +269,9 @@ async function main() {
         ...(await rounds(server)),
         rss: server.rss(),
       }));
-      rows.push(row('node:http + SQLite commit only', floor.runs, floor.ratios, floor.rss));
+      rows.push(
+        row('node:http + SQLite commit only', floor.runs, floor.ratios, floor.cpuRatios, floor.rss),
+      );
       let invalid = false;
       for (const mode of modes) {
         const measured = await withMode(mode, dir, async (server, service) => {
@@ -255,7 +279,13 @@ async function main() {
           await checkStored(service, server.answered, roundCount + 1);
           return { ...result, rss: server.rss() };
         });
-        const modeRow = row(LABELS[mode], measured.runs, measured.ratios, measured.rss);
+        const modeRow = row(
+          LABELS[mode],
+          measured.runs,
+          measured.ratios,
+          measured.cpuRatios,
+          measured.rss,
+        );
         rows.push(modeRow);
         if (modeRow['non-2xx'] > 0) invalid = true;
         console.error(`${mode}: ${modeRow['req/s']} req/s, ratio ${modeRow.ratio}`);
@@ -264,12 +294,14 @@ async function main() {
         'bare node:http (baseline)',
         baseRuns,
         baseRuns.map(() => 1),
+        baseRuns.map(() => 1),
         baseline.rss(),
       );
       rows.unshift(baseRow);
       console.log(
         `\nPOST /v1/track, ${connections} connections, ${roundCount} rounds of ${seconds} s per server ` +
-          `(each beside a baseline run), medians; load from ${baseRuns[0]!.result.tool}\n`,
+          `(each beside a baseline run), medians; load from ${baseRuns[0]!.result.tool}, ` +
+          `${pinned ? 'servers pinned to core 1, load to core 0' : 'not pinned'}\n`,
       );
       console.log(table(rows as unknown as Array<Record<string, string | number>>));
       const single = rows.find((r) => r.server === LABELS['postgres-redis']);
@@ -281,7 +313,16 @@ async function main() {
       }
       const tool = baseRuns[0]!.result.tool;
       console.log(
-        `\nresults: ${saveResult('track', { seconds, rounds: roundCount, connections, tool, rows })}`,
+        `\nresults: ${saveResult(values.out, {
+          seconds,
+          rounds: roundCount,
+          connections,
+          tool,
+          pinned,
+          loadAverage: loadavg().map((l) => Math.round(l * 10) / 10),
+          note: values.note,
+          rows,
+        })}`,
       );
       if (invalid) {
         console.error(
