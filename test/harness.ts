@@ -178,7 +178,10 @@ export interface TestAccount {
 
 export interface Harness {
   app: App;
+  /** The store as the app sees it: the adapter wrapped so its commits announce themselves. */
   store: Store;
+  /** The adapter itself (e.g. a PostgresStore, to open a second instance on its schema). */
+  adapter: Store;
   clock: TestClock;
   account(plan?: PlanName): Promise<TestAccount>;
   pixel(owner: TestAccount, body?: Record<string, unknown>): Promise<string>;
@@ -208,7 +211,8 @@ export async function startHarness(
   const commits = new CommitSignal();
   if (options.onOutboxWrite) commits.onOutboxWritten(options.onOutboxWrite);
   // As main.ts opens it: commits announce themselves to the worker and the metrics.
-  const store = announceCommits(await kind.open(), commits);
+  const adapter = await kind.open();
+  const store = announceCommits(adapter, commits);
   const clock = new TestClock();
   const app = await buildApp({
     store,
@@ -234,6 +238,7 @@ export async function startHarness(
   return {
     app,
     store,
+    adapter,
     clock,
     async account(plan = 'pro') {
       const { account, apiKey } = await createAccount({ store, clock }, { name: 'Test', plan });

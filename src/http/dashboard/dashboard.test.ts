@@ -191,7 +191,7 @@ for (const kind of await testStores()) {
       it('serves a session on another instance (sessions live in the database)', async () => {
         const { cookie } = await signIn(acme);
         const store2 = await PostgresStore.open({
-          url: postgresUrl((h.store as PostgresStore).schema!),
+          url: postgresUrl((h.adapter as PostgresStore).schema!),
           poolSize: 2,
         });
         const app2 = await buildApp({

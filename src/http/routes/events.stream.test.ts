@@ -151,7 +151,7 @@ for (const kind of await testStores()) {
 
     if (kind.name === 'postgres') {
       it('hears events stored by another instance (LISTEN/NOTIFY)', async () => {
-        const schema = (h.store as PostgresStore).schema!;
+        const schema = (h.adapter as PostgresStore).schema!;
         const store2 = await PostgresStore.open({ url: postgresUrl(schema), poolSize: 2 });
         const app2 = await buildApp({
           store: store2,
