@@ -39,6 +39,24 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
+/**
+ * Waits until the process has printed a line matching `pattern` (its logs are written
+ * asynchronously, so a line about something that already happened may still be on its way).
+ */
+export async function waitForOutput(
+  server: Pick<ServerProcess, 'output'>,
+  pattern: RegExp,
+  timeoutMs = 10_000,
+): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!pattern.test(server.output())) {
+    if (Date.now() > until) {
+      throw new Error(`no output matching ${pattern} within ${timeoutMs} ms:\n${server.output()}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 /** Starts `trackway serve` on a free port (PORT=0) and resolves once it is listening. */
 export async function startServerProcess(
   env: Record<string, string>,

@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { Agent } from 'undici';
 import { tempDir } from './harness.ts';
-import { runCli, type ServerProcess, startServerProcess } from './process.ts';
+import { runCli, type ServerProcess, startServerProcess, waitForOutput } from './process.ts';
 import { startRedisServer, TEST_REDIS_URL, testRedis } from './redis.ts';
 
 const agent = new Agent({ connections: 200, pipelining: 1 });
@@ -156,6 +156,7 @@ describe('Redis outage: fail open to per-instance limits, then recover (real pro
       // The instance counts on its own now, from its own (empty) memory.
       assert.equal(res.headers.get('x-ratelimit-remaining'), String(499 - i));
     }
+    await waitForOutput(server, /Redis unreachable/);
     const warnings = server.output().match(/Redis unreachable/g) ?? [];
     assert.equal(warnings.length, 1, server.output());
 
@@ -173,6 +174,6 @@ describe('Redis outage: fail open to per-instance limits, then recover (real pro
     const res = await call(server, api_key);
     assert.equal(res.headers.get('x-ratelimit-remaining'), '498');
     assert.equal(await minuteCount(account_id), 2);
-    assert.match(server.output(), /Redis reachable again/);
+    await waitForOutput(server, /Redis reachable again/);
   });
 });
