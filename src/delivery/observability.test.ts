@@ -106,6 +106,7 @@ for (const kind of await testStores()) {
         'trackway_rate_limit_fallback',
         'trackway_outbox_depth{kind="webhook"}',
         'trackway_outbox_oldest_pending_age_seconds{kind="webhook"}',
+        'trackway_outbox_lag_seconds{kind="webhook"}',
       ]) {
         assert.equal(series(text, name), 0, `${name} is listed at 0`);
       }
@@ -127,6 +128,8 @@ for (const kind of await testStores()) {
       const text = await scrape();
       assert.equal(series(text, 'trackway_outbox_depth{kind="webhook"}'), pending);
       assert.equal(series(text, 'trackway_outbox_oldest_pending_age_seconds{kind="webhook"}'), 30);
+      // Both were due at once (the worker is not running): the first has waited 30 s.
+      assert.equal(series(text, 'trackway_outbox_lag_seconds{kind="webhook"}'), 30);
     });
 
     it('logs a failed attempt and the endpoint being disabled at warn, without secret or body', async () => {

@@ -207,6 +207,11 @@ export interface WebhookStore {
 export interface OutboxBacklog {
   pending: number;
   oldestCreatedAt: Date | null;
+  /**
+   * The earliest `next_attempt_at` among them: once it is in the past, how far the workers
+   * are behind (a retry scheduled for later is not lag).
+   */
+  nextDueAt: Date | null;
 }
 
 /** How many events one commit stored, and how many it found already stored. */

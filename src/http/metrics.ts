@@ -30,6 +30,12 @@ export interface Metrics {
   watchBacklog(kind: OutboxKind, read: () => Promise<OutboxBacklog>, now: () => Date): void;
 }
 
+interface BacklogFigures {
+  pending: number;
+  ageSeconds: number;
+  lagSeconds: number;
+}
+
 const ATTEMPT_OUTCOMES = ['succeeded', 'retry', 'failed'] as const;
 
 export function createMetrics(
@@ -39,18 +45,21 @@ export function createMetrics(
   collectDefaultMetrics({ register: registry, prefix: 'trackway_' });
   const backlogs = new Map<OutboxKind, { read: () => Promise<OutboxBacklog>; now: () => Date }>();
   /** One read per scrape serves both gauges. */
-  let scrape: Promise<Map<OutboxKind, { pending: number; ageSeconds: number }>> | null = null;
+  let scrape: Promise<Map<OutboxKind, BacklogFigures>> | null = null;
   const readBacklogs = () => {
     scrape ??= (async () => {
-      const out = new Map<OutboxKind, { pending: number; ageSeconds: number }>();
+      const out = new Map<OutboxKind, BacklogFigures>();
       for (const [kind, source] of backlogs) {
         try {
-          const { pending, oldestCreatedAt } = await source.read();
-          const age =
-            oldestCreatedAt === null
-              ? 0
-              : Math.max(0, (source.now().getTime() - oldestCreatedAt.getTime()) / 1000);
-          out.set(kind, { pending, ageSeconds: age });
+          const { pending, oldestCreatedAt, nextDueAt } = await source.read();
+          const now = source.now().getTime();
+          const since = (at: Date | null) =>
+            at === null ? 0 : Math.max(0, (now - at.getTime()) / 1000);
+          out.set(kind, {
+            pending,
+            ageSeconds: since(oldestCreatedAt),
+            lagSeconds: since(nextDueAt),
+          });
         } catch (error) {
           options.logger?.warn({ err: error, kind }, 'outbox backlog unreadable for /metrics');
         }
@@ -133,6 +142,16 @@ export function createMetrics(
     async collect() {
       this.reset();
       for (const [kind, b] of await readBacklogs()) this.set({ kind }, b.ageSeconds);
+    },
+  });
+  new Gauge({
+    name: 'trackway_outbox_lag_seconds',
+    help: 'How long the most overdue pending delivery has been due: the workers falling behind (0 when none is overdue).',
+    labelNames: ['kind'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const [kind, b] of await readBacklogs()) this.set({ kind }, b.lagSeconds);
     },
   });
 

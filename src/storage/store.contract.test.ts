@@ -1104,7 +1104,11 @@ for (const kind of await testStores()) {
     });
 
     it('counts pending deliveries of enabled endpoints and dates the oldest message', async () => {
-      assert.deepEqual(await store.webhooks.backlog(), { pending: 0, oldestCreatedAt: null });
+      assert.deepEqual(await store.webhooks.backlog(), {
+        pending: 0,
+        oldestCreatedAt: null,
+        nextDueAt: null,
+      });
       const acct = account();
       await store.accounts.createAccount(acct, null);
       const live = endpoint(acct.id, { events: ['pixel.created'] });
@@ -1119,7 +1123,11 @@ for (const kind of await testStores()) {
       await store.pixels.createPixel(p1, null, created(p1, at(5_000)));
       await store.pixels.createPixel(p2, null, created(p2, at(3_000)));
       // Two messages, each to two endpoints.
-      assert.deepEqual(await store.webhooks.backlog(), { pending: 4, oldestCreatedAt: at(3_000) });
+      assert.deepEqual(await store.webhooks.backlog(), {
+        pending: 4,
+        oldestCreatedAt: at(3_000),
+        nextDueAt: at(3_000),
+      });
 
       await store.webhooks.updateEndpoint(acct.id, paused.id, (e) => ({
         next: { ...e, enabled: false },
@@ -1127,7 +1135,7 @@ for (const kind of await testStores()) {
       }));
       assert.deepEqual(
         await store.webhooks.backlog(),
-        { pending: 2, oldestCreatedAt: at(3_000) },
+        { pending: 2, oldestCreatedAt: at(3_000), nextDueAt: at(3_000) },
         'a switched-off endpoint waits for its owner, not for the worker',
       );
 
@@ -1154,7 +1162,11 @@ for (const kind of await testStores()) {
         },
         at(61_000),
       );
-      assert.deepEqual(await store.webhooks.backlog(), { pending: 1, oldestCreatedAt: at(5_000) });
+      assert.deepEqual(await store.webhooks.backlog(), {
+        pending: 1,
+        oldestCreatedAt: at(5_000),
+        nextDueAt: at(5_000),
+      });
     });
   });
 }
