@@ -123,6 +123,7 @@ export function startWorker(
 export async function createRateLimiter(
   config: Config,
   logger: Logger,
+  metrics?: Pick<Metrics, 'rateLimitFallback'>,
 ): Promise<RateLimiter | null> {
   if (!config.rateLimits) {
     logger.warn('TRACKWAY_RATE_LIMITS=off: requests are not rate limited (benchmarks only)');
@@ -131,10 +132,14 @@ export async function createRateLimiter(
   if (config.redisUrl === undefined) return new MemoryRateLimiter();
   const redis = connectRedis(config.redisUrl);
   // Start even when Redis is not there (fail open), but give it a moment first.
-  if (!(await redisReady(redis, 2_000))) {
+  const ready = await redisReady(redis, 2_000);
+  if (!ready) {
     logger.warn('Redis not reachable at start: rate limits are per instance until it answers');
   }
-  return new FailOpenRateLimiter(new RedisRateLimiter(redis), new MemoryRateLimiter(), logger);
+  return new FailOpenRateLimiter(new RedisRateLimiter(redis), new MemoryRateLimiter(), logger, {
+    degraded: !ready,
+    ...(metrics && { fallback: metrics.rateLimitFallback }),
+  });
 }
 
 /**
@@ -222,12 +227,12 @@ export async function startServer(
     opened.push(() => store.close());
     await store.migrate();
     const first = await firstRun(config, store);
-    const metrics = createMetrics();
+    const metrics = createMetrics({ logger });
     const worker = config.worker
       ? startWorker(config, store, logger, { metrics, commits })
       : undefined;
     if (worker) opened.push(() => worker.stop());
-    const rateLimiter = await createRateLimiter(config, logger);
+    const rateLimiter = await createRateLimiter(config, logger, metrics);
     if (rateLimiter) opened.push(() => rateLimiter.close());
     const app = await buildApp({
       metrics,

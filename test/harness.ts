@@ -16,6 +16,7 @@ import { CommitSignal } from '../src/domain/commits.ts';
 import type { Account, TrackedEvent } from '../src/domain/model.ts';
 import type { Clock, RateLimiter, Store, Timers } from '../src/domain/ports.ts';
 import { type App, buildApp } from '../src/http/app.ts';
+import type { Metrics } from '../src/http/metrics.ts';
 import { MemoryRateLimiter } from '../src/rate-limit/memory.ts';
 import { announceCommits } from '../src/storage/announce.ts';
 import { PostgresStore } from '../src/storage/postgres/store.ts';
@@ -201,6 +202,8 @@ export interface HarnessOptions {
   trustProxy?: Config['trustProxy'];
   /** Between live-tail heartbeats (the app's default is 15 s). */
   liveTailHeartbeatMs?: number;
+  /** The process's metrics, to share with a worker the test runs (a fresh set otherwise). */
+  metrics?: Metrics;
 }
 
 export async function startHarness(
@@ -225,6 +228,7 @@ export async function startHarness(
     },
     logger: testLogger(),
     rateLimiter: options.rateLimiter === undefined ? new MemoryRateLimiter() : options.rateLimiter,
+    ...(options.metrics && { metrics: options.metrics }),
     ...(options.liveTailHeartbeatMs !== undefined && {
       liveTailHeartbeatMs: options.liveTailHeartbeatMs,
     }),

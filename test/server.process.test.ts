@@ -123,8 +123,23 @@ describe('trackway serve + CLI on the embedded default (real process, real HTTP)
     const second = await runCli(['keys', 'create', '--account', account_id, '--json'], env);
     assert.equal(second.code, 0, second.stderr);
     const newKey = JSON.parse(second.stdout);
-    assert.deepEqual(Object.keys(newKey).sort(), ['account_id', 'api_key', 'key_id']);
+    assert.deepEqual(Object.keys(newKey).sort(), [
+      'account_id',
+      'api_key',
+      'key_id',
+      'name',
+      'scope',
+    ]);
+    assert.deepEqual([newKey.name, newKey.scope], ['', 'full']);
     assert.equal((await api(newKey.api_key, 'GET', '/v1/pixels')).status, 200);
+    // An ingest key from the CLI is held to its scope by the server.
+    const ingest = await runCli(
+      ['keys', 'create', '--account', account_id, '--name', 'Edge', '--scope', 'ingest', '--json'],
+      env,
+    );
+    assert.equal(ingest.code, 0, ingest.stderr);
+    const ingestKey = JSON.parse(ingest.stdout);
+    assert.equal((await api(ingestKey.api_key, 'GET', '/v1/pixels')).status, 403);
 
     const revoked = await runCli(['keys', 'revoke', '--key-id', newKey.key_id, '--json'], env);
     assert.equal(revoked.code, 0, revoked.stderr);
@@ -132,14 +147,16 @@ describe('trackway serve + CLI on the embedded default (real process, real HTTP)
 
     const listed = await runCli(['keys', 'list', '--account', account_id, '--json'], env);
     const { keys } = JSON.parse(listed.stdout);
-    assert.equal(keys.length, 2);
+    assert.equal(keys.length, 3);
     for (const key of keys) {
       assert.deepEqual(Object.keys(key).sort(), [
         'created_at',
         'key_id',
         'last4',
+        'name',
         'prefix',
         'revoked_at',
+        'scope',
       ]);
       assert.ok(!listed.stdout.includes(api_key) && !listed.stdout.includes(newKey.api_key));
     }

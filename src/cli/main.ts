@@ -25,7 +25,7 @@ import {
   PLAN_NAMES,
   SUBSCRIPTION_STATUSES,
 } from '../domain/accounts/plans.ts';
-import type { Account, ApiKeyRecord } from '../domain/model.ts';
+import { type Account, KEY_SCOPES, type KeyScope, type ManagedKey } from '../domain/model.ts';
 import { systemClock } from '../domain/ports.ts';
 import { maskCredentials } from '../redact.ts';
 import { openStore } from '../storage/index.ts';
@@ -51,6 +51,7 @@ const OPTIONS = {
   status: { type: 'string' },
   account: { type: 'string' },
   'key-id': { type: 'string' },
+  scope: { type: 'string' },
   'requests-per-minute': { type: 'string' },
   'daily-limit': { type: 'string' },
 } as const;
@@ -92,9 +93,9 @@ const COMMANDS = {
     options: ['account'],
   },
   'keys create': {
-    synopsis: 'keys create --account A',
-    summary: 'create another API key for an account',
-    options: ['account'],
+    synopsis: 'keys create --account A [--name N] [--scope full|ingest]',
+    summary: 'create another API key for an account (ingest: the track routes only)',
+    options: ['account', 'name', 'scope'],
   },
   'keys list': {
     synopsis: 'keys list --account A',
@@ -184,6 +185,24 @@ function positiveInteger(values: Values, name: 'requests-per-minute' | 'daily-li
   return n;
 }
 
+/** As the keys API takes it: trimmed, 1 to 100 characters. */
+function keyName(values: Values, command: CommandName) {
+  const name = values.name?.trim();
+  if (name === undefined) return undefined;
+  if (name === '' || name.length > 100) {
+    throw new UsageError('--name must be 1 to 100 characters', usageText(command));
+  }
+  return name;
+}
+
+function keyScope(values: Values, command: CommandName): KeyScope | undefined {
+  const scope = values.scope;
+  if (scope === undefined || (KEY_SCOPES as readonly string[]).includes(scope)) {
+    return scope as KeyScope | undefined;
+  }
+  throw new UsageError(`--scope must be one of ${KEY_SCOPES.join(', ')}`, usageText(command));
+}
+
 function planName(values: Values, command: CommandName) {
   const plan = values.plan;
   if (plan === undefined || isPlanName(plan)) return plan;
@@ -226,9 +245,11 @@ function accountJson(account: Account) {
   };
 }
 
-function keyJson(key: ApiKeyRecord) {
+function keyJson(key: ManagedKey) {
   return {
     key_id: key.id,
+    name: key.name,
+    scope: key.scope,
     prefix: key.prefix,
     last4: key.last4,
     created_at: iso(key.createdAt),
@@ -236,13 +257,13 @@ function keyJson(key: ApiKeyRecord) {
   };
 }
 
-function keyLines(keys: ApiKeyRecord[]): string {
+function keyLines(keys: ManagedKey[]): string {
   return (
     keys
       .map(keyJson)
       .map(
         (k) =>
-          `${k.key_id}  ${k.prefix}…${k.last4}  created ${k.created_at}${k.revoked_at ? `  revoked ${k.revoked_at}` : ''}`,
+          `${k.key_id}  ${k.prefix}…${k.last4}  ${k.scope}  created ${k.created_at}${k.revoked_at ? `  revoked ${k.revoked_at}` : ''}${k.name ? `  ${k.name}` : ''}`,
       )
       .join('\n') || 'No keys.'
   );
@@ -295,10 +316,24 @@ async function runCommand(command: CommandName, values: Values, env: Env): Promi
     }
     case 'keys create': {
       const accountId = required(values, command, 'account');
-      const key = await withStore(env, (op) => createKey(op, accountId));
+      const name = keyName(values, command);
+      const scope = keyScope(values, command);
+      const key = await withStore(env, (op) =>
+        createKey(op, accountId, {
+          ...(name !== undefined && { name }),
+          ...(scope !== undefined && { scope }),
+        }),
+      );
+      const named = key.name === '' ? '' : ` "${key.name}"`;
       return {
-        json: { key_id: key.keyId, api_key: key.apiKey, account_id: key.accountId },
-        text: `Created key ${key.keyId} for ${key.accountId}.\nAPI key (shown only once): ${key.apiKey}`,
+        json: {
+          key_id: key.keyId,
+          api_key: key.apiKey,
+          account_id: key.accountId,
+          name: key.name,
+          scope: key.scope,
+        },
+        text: `Created key ${key.keyId}${named} (scope ${key.scope}) for ${key.accountId}.\nAPI key (shown only once): ${key.apiKey}`,
       };
     }
     case 'keys list': {

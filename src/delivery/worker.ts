@@ -34,8 +34,16 @@ export interface DeliveryWorkerOptions {
   /** Fallback poll interval. */
   pollMs?: number;
   random?: () => number;
-  /** Counts attempts by outcome (the process's Prometheus counter). */
-  metrics?: { webhookAttempts: { inc(labels: { outcome: string }): void } };
+  /** The process's Prometheus metrics of deliveries (http/metrics.ts). */
+  metrics?: DeliveryMetrics;
+}
+
+/** What the worker records, shaped as prom-client's counters and histograms. */
+export interface DeliveryMetrics {
+  webhookAttempts: { inc(labels: { outcome: string }): void };
+  webhookAttemptDuration: { observe(labels: { outcome: string }, seconds: number): void };
+  deliveryLatency: { observe(labels: { kind: string }, seconds: number): void };
+  webhookEndpointsDisabled: { inc(labels: { reason: string }): void };
 }
 
 export { PER_ENDPOINT_IN_FLIGHT };
@@ -202,7 +210,10 @@ export class DeliveryWorker {
       random: this.random(),
     });
     const succeeded = next.outcome.kind === 'succeeded';
-    this.options.metrics?.webhookAttempts.inc({ outcome: next.outcome.kind });
+    const outcome = next.outcome.kind;
+    const metrics = this.options.metrics;
+    metrics?.webhookAttempts.inc({ outcome });
+    metrics?.webhookAttemptDuration.observe({ outcome }, sent.durationMs / 1000);
     const result: AttemptResult = {
       status: succeeded ? 'succeeded' : 'failed',
       responseStatusCode: sent.statusCode,
@@ -211,6 +222,45 @@ export class DeliveryWorker {
       responseBody: sent.responseBody,
       ...next,
     };
+    // Ids and the status only: never the endpoint's URL, secret or the body (which carries
+    // the event's data). The receiver's own error text (a refused connection, a timeout) is ours.
+    if (!succeeded) {
+      this.options.logger.warn(
+        {
+          endpoint_id: endpoint.id,
+          message_id: delivery.messageId,
+          attempt: delivery.attempt,
+          status_code: sent.statusCode,
+          error: sent.error,
+          outcome,
+          ...(next.outcome.kind === 'retry' && { next_attempt_at: next.outcome.at.toISOString() }),
+        },
+        'webhook delivery attempt failed',
+      );
+    }
+    await this.record(delivery, result, at);
+    if (succeeded) {
+      metrics?.deliveryLatency.observe(
+        { kind: 'webhook' },
+        Math.max(0, (at.getTime() - delivery.createdAt.getTime()) / 1000),
+      );
+    }
+    if (result.disableEndpoint) {
+      const reason = sent.statusCode === 410 ? 'gone' : 'failing';
+      metrics?.webhookEndpointsDisabled.inc({ reason });
+      this.options.logger.warn(
+        {
+          endpoint_id: endpoint.id,
+          message_id: delivery.messageId,
+          reason: result.disableEndpoint,
+        },
+        'webhook endpoint disabled',
+      );
+    }
+  }
+
+  /** Records the attempt, once more without the receiver's text if the store refuses it. */
+  private async record(delivery: ClaimedDelivery, result: AttemptResult, at: Date): Promise<void> {
     try {
       await this.options.store.recordAttempt(delivery, this.owner, result, at);
     } catch (error) {

@@ -196,6 +196,22 @@ export interface WebhookStore {
   ): Promise<void>;
   /** The earliest time a pending delivery is due, to sleep exactly until then. */
   nextDueAt(): Promise<Date | null>;
+  /** What waits to be delivered to enabled endpoints, read at each metrics scrape. */
+  backlog(): Promise<OutboxBacklog>;
+}
+
+/**
+ * An outbox's backlog: deliveries still pending (endpoints switched off excluded: theirs wait
+ * for the customer, not for us) and when the oldest of their messages was committed.
+ */
+export interface OutboxBacklog {
+  pending: number;
+  oldestCreatedAt: Date | null;
+  /**
+   * The earliest `next_attempt_at` among them: once it is in the past, how far the workers
+   * are behind (a retry scheduled for later is not lag).
+   */
+  nextDueAt: Date | null;
 }
 
 /** How many events one commit stored, and how many it found already stored. */

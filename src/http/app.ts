@@ -189,7 +189,14 @@ function setStandardHeaders(request: FastifyRequest, reply: FastifyReply): void 
 }
 
 export async function buildApp(given: AppDeps): Promise<App> {
-  const metrics = given.metrics ?? createMetrics();
+  const metrics = given.metrics ?? createMetrics({ logger: given.logger });
+  // Depth and age come from the store, so every instance reports the shared queue: alert on
+  // max(), not sum().
+  metrics.watchBacklog(
+    'webhook',
+    () => given.store.webhooks.backlog(),
+    () => given.clock.now(),
+  );
   given.commits?.onEventsStored(({ stored, deduplicated }) => {
     if (stored > 0) metrics.eventsTracked.inc({ result: 'stored' }, stored);
     if (deduplicated > 0) metrics.eventsTracked.inc({ result: 'deduplicated' }, deduplicated);

@@ -6,16 +6,34 @@
 import type { Logger } from 'pino';
 import type { RateDecision, RateLimiter, RateQuota } from '../domain/ports.ts';
 
+/** The process's `trackway_rate_limit_fallback` gauge: 1 while limiting in memory. */
+export interface FallbackGauge {
+  set(value: number): void;
+}
+
 export class FailOpenRateLimiter implements RateLimiter {
   readonly #shared: RateLimiter;
   readonly #local: RateLimiter;
   readonly #logger: Logger;
-  #degraded = false;
+  readonly #fallback: FallbackGauge | undefined;
+  #degraded: boolean;
 
-  constructor(shared: RateLimiter, local: RateLimiter, logger: Logger) {
+  constructor(
+    shared: RateLimiter,
+    local: RateLimiter,
+    logger: Logger,
+    options: {
+      /** Redis did not answer at start: limit locally from the first request. */
+      degraded?: boolean;
+      fallback?: FallbackGauge;
+    } = {},
+  ) {
     this.#shared = shared;
     this.#local = local;
     this.#logger = logger;
+    this.#fallback = options.fallback;
+    this.#degraded = options.degraded ?? false;
+    this.#fallback?.set(this.#degraded ? 1 : 0);
   }
 
   async consume(key: string, quotas: readonly RateQuota[], now: Date): Promise<RateDecision> {
@@ -23,12 +41,14 @@ export class FailOpenRateLimiter implements RateLimiter {
       const decision = await this.#shared.consume(key, quotas, now);
       if (this.#degraded) {
         this.#degraded = false;
+        this.#fallback?.set(0);
         this.#logger.warn('Redis reachable again: rate limits are shared across instances again');
       }
       return decision;
     } catch (error) {
       if (!this.#degraded) {
         this.#degraded = true;
+        this.#fallback?.set(1);
         this.#logger.warn(
           { err: error },
           'Redis unreachable: rate limits fall back to this instance alone until it returns',

@@ -122,6 +122,7 @@ export function announceCommits(store: Store, notifier: CommitNotifier): Store {
       recordAttempt: (delivery, owner, result, at) =>
         webhooks.recordAttempt(delivery, owner, result, at),
       nextDueAt: () => webhooks.nextDueAt(),
+      backlog: () => webhooks.backlog(),
     },
     // Keys, stats, the live-tail feed and sessions write no webhook messages and store no events.
     keys: store.keys,

@@ -1091,3 +1091,82 @@ for (const kind of await testStores()) {
     });
   });
 }
+
+/** The outbox backlog counts the whole queue too: a store of its own per adapter. */
+for (const kind of await testStores()) {
+  describe(`storage contract: outbox backlog [${kind.name}]`, () => {
+    let store: Store;
+    before(async () => {
+      store = await kind.open();
+    });
+    after(async () => {
+      await store.close();
+    });
+
+    it('counts pending deliveries of enabled endpoints and dates the oldest message', async () => {
+      assert.deepEqual(await store.webhooks.backlog(), {
+        pending: 0,
+        oldestCreatedAt: null,
+        nextDueAt: null,
+      });
+      const acct = account();
+      await store.accounts.createAccount(acct, null);
+      const live = endpoint(acct.id, { events: ['pixel.created'] });
+      const paused = endpoint(acct.id, { events: ['pixel.created'] });
+      await store.webhooks.createEndpoint(live, null);
+      await store.webhooks.createEndpoint(paused, null);
+      const created = (p: Pixel, occurredAt: Date): WebhookEvent[] => [
+        { accountId: acct.id, type: 'pixel.created', data: { id: p.id }, occurredAt },
+      ];
+      const p1 = pixel(acct.id);
+      const p2 = pixel(acct.id);
+      await store.pixels.createPixel(p1, null, created(p1, at(5_000)));
+      await store.pixels.createPixel(p2, null, created(p2, at(3_000)));
+      // Two messages, each to two endpoints.
+      assert.deepEqual(await store.webhooks.backlog(), {
+        pending: 4,
+        oldestCreatedAt: at(3_000),
+        nextDueAt: at(3_000),
+      });
+
+      await store.webhooks.updateEndpoint(acct.id, paused.id, (e) => ({
+        next: { ...e, enabled: false },
+        emit: [],
+      }));
+      assert.deepEqual(
+        await store.webhooks.backlog(),
+        { pending: 2, oldestCreatedAt: at(3_000), nextDueAt: at(3_000) },
+        'a switched-off endpoint waits for its owner, not for the worker',
+      );
+
+      const [first] = await store.webhooks.claimDue({
+        now: at(60_000),
+        limit: 1,
+        perEndpoint: 1,
+        open: {},
+        leaseMs: 20_000,
+        owner: 'w',
+      });
+      assert.ok(first);
+      assert.deepEqual(first.createdAt, at(3_000));
+      await store.webhooks.recordAttempt(
+        first,
+        'w',
+        {
+          status: 'succeeded',
+          responseStatusCode: 200,
+          durationMs: 5,
+          error: null,
+          responseBody: 'ok',
+          outcome: { kind: 'succeeded' },
+        },
+        at(61_000),
+      );
+      assert.deepEqual(await store.webhooks.backlog(), {
+        pending: 1,
+        oldestCreatedAt: at(5_000),
+        nextDueAt: at(5_000),
+      });
+    });
+  });
+}

@@ -11,6 +11,8 @@ import {
   newEventId as newId,
   type TrackResult,
 } from './batcher.ts';
+import { TrackwayApiError, TrackwayNetworkError } from './errors.ts';
+import { EventStream } from './event-stream.ts';
 import { exchangeWithRetries, type RetryPolicy } from './http.ts';
 import type {
   EventRecord,
@@ -48,8 +50,7 @@ const OPERATIONS = {
   createKey: ['POST', '/v1/keys'],
   revokeKey: ['DELETE', '/v1/keys/{key_id}'],
   getPixelStats: ['GET', '/v1/pixels/{pixel_id}/stats'],
-  // Server-Sent Events, not one JSON answer: listed so the table stays complete, but call()
-  // cannot read it and no method offers it yet.
+  // Server-Sent Events, not one JSON answer: call() cannot read it; events.stream() does.
   streamEvents: ['GET', '/v1/pixels/{pixel_id}/events/stream'],
 } as const satisfies { [O in OperationId]: readonly [Method, string] };
 
@@ -208,6 +209,14 @@ export class Trackway {
     pages: (pixelId: string, query?: QueryOf<'listEvents'>) => this.pages(pixelId, query),
     /** Every matching event, newest first: `for await (const event of …)`. */
     iterate: (pixelId: string, query?: QueryOf<'listEvents'>) => this.iterate(pixelId, query),
+    /**
+     * The pixel's live tail: resolves once the stream is open (so every event stored after
+     * that arrives), then `for await (const event of stream)`. With `lastEventId` (a previous
+     * stream's `lastEventId`), the events stored since come first. Not retried: an unknown
+     * pixel or a bad key rejects with TrackwayApiError.
+     */
+    stream: (pixelId: string, options: { lastEventId?: string; signal?: AbortSignal } = {}) =>
+      this.stream(pixelId, options),
   };
 
   readonly webhooks = {
@@ -281,6 +290,40 @@ export class Trackway {
       ...(body && { body }),
       signal: AbortSignal.timeout(this.timeout),
     });
+  }
+
+  private async stream(
+    pixelId: string,
+    { lastEventId, signal }: { lastEventId?: string; signal?: AbortSignal },
+  ): Promise<EventStream> {
+    const path = OPERATIONS.streamEvents[1].replace('{pixel_id}', encodeURIComponent(pixelId));
+    let response: Response;
+    try {
+      // No timeout: a live tail is open for as long as the caller follows it.
+      response = await this.fetchImpl(`${this.baseUrl}${path}`, {
+        headers: {
+          authorization: `Bearer ${this.apiKey}`,
+          accept: 'text/event-stream',
+          ...(lastEventId !== undefined && { 'last-event-id': lastEventId }),
+        },
+        ...(signal && { signal }),
+      });
+    } catch (error) {
+      throw new TrackwayNetworkError(`Request failed: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    if (!response.ok || response.body === null) {
+      const text = await response.text();
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        body = undefined;
+      }
+      throw new TrackwayApiError(response.status, body as never);
+    }
+    return new EventStream(response.body, lastEventId, signal);
   }
 
   private async *pages(pixelId: string, query: QueryOf<'listEvents'> = {}) {

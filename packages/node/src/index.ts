@@ -14,5 +14,6 @@ export {
   WebhookVerificationError,
   type WebhookVerificationFailure,
 } from './errors.ts';
+export { EventStream } from './event-stream.ts';
 export type * from './types.ts';
 export { type HeadersLike, type VerifyWebhookOptions, verifyWebhook } from './webhooks.ts';

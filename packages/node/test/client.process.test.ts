@@ -125,6 +125,43 @@ describe('@trackway/node against a real server (SQLite)', () => {
     );
   });
 
+  it('events.stream() follows a pixel: a tracked event arrives, and lastEventId resumes', async () => {
+    const pixel = await client.pixels.create({ name: 'Live', domain: 'shop.example.com' });
+    const controller = new AbortController();
+    // Resolved once the server has subscribed: everything stored from now on is sent.
+    const stream = await client.events.stream(pixel.id, { signal: controller.signal });
+    const live = stream[Symbol.asyncIterator]();
+    const tracked = await client.events.track({
+      pixel_id: pixel.id,
+      event_name: 'Purchase',
+      value: 5,
+      currency: 'USD',
+    });
+    const first = await live.next();
+    assert.equal(first.done, false);
+    assert.equal(first.value?.event_id, tracked.event_id);
+    assert.equal(first.value?.event_name, 'Purchase');
+    assert.equal(first.value?.value, 5);
+    assert.match(stream.lastEventId ?? '', /^\d+$/);
+    const seen = stream.lastEventId;
+
+    // Stored while nobody listens, then caught up on from the last id seen.
+    controller.abort();
+    assert.equal((await live.next()).done, true, 'aborting ends the loop without throwing');
+    const missed = await client.events.track({ pixel_id: pixel.id, event_name: 'Lead' });
+    const resumed = await client.events.stream(pixel.id, { lastEventId: seen! });
+    for await (const event of resumed) {
+      assert.equal(event.event_id, missed.event_id);
+      break;
+    }
+    assert.notEqual(resumed.lastEventId, seen);
+
+    await assert.rejects(
+      client.events.stream('px_doesnotexist00000'),
+      (error: unknown) => error instanceof TrackwayApiError && error.status === 404,
+    );
+  });
+
   it('track() reports each event of a batch: refused ones with their error, not the others', async () => {
     const pixel = await client.pixels.create({ name: 'Mixed', domain: 'shop.example.com' });
     const seen: TrackResult[] = [];

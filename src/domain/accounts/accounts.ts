@@ -4,7 +4,7 @@
  */
 import { TrackwayError } from '../errors.ts';
 import { newId } from '../ids.ts';
-import type { Account, ApiKeyRecord, KeyScope } from '../model.ts';
+import type { Account, ApiKeyRecord, KeyScope, ManagedKey } from '../model.ts';
 import type { AccountStore, Clock, NewApiKeyRow, Store } from '../ports.ts';
 import { generateApiKey, hashApiKey, hasValidChecksum } from './api-key.ts';
 import { PLANS, type PlanName, type SubscriptionStatus } from './plans.ts';
@@ -60,16 +60,26 @@ async function existingAccount(op: Operator, accountId: string): Promise<Account
   return account;
 }
 
-export async function createKey(op: Operator, accountId: string) {
+/**
+ * Another key for the account, named and scoped as the keys API makes them (`POST /v1/keys`);
+ * unnamed and `full` when the operator gives neither, as CLI keys always were.
+ */
+export async function createKey(
+  op: Operator,
+  accountId: string,
+  options: { name?: string; scope?: KeyScope } = {},
+) {
   await existingAccount(op, accountId);
   const { row, apiKey } = newKeyRow(accountId, op.clock.now());
-  await op.store.accounts.createApiKey(row);
-  return { keyId: row.id, apiKey, accountId };
+  const name = options.name?.trim() ?? '';
+  const scope = options.scope ?? 'full';
+  await op.store.keys.createKey({ ...row, name, scope });
+  return { keyId: row.id, apiKey, accountId, name, scope };
 }
 
-export async function listKeys(op: Operator, accountId: string): Promise<ApiKeyRecord[]> {
+export async function listKeys(op: Operator, accountId: string): Promise<ManagedKey[]> {
   await existingAccount(op, accountId);
-  return op.store.accounts.listApiKeys(accountId);
+  return op.store.keys.listKeys(accountId);
 }
 
 export function listAccounts(op: Operator): Promise<Account[]> {
@@ -80,9 +90,9 @@ export function listAccounts(op: Operator): Promise<Account[]> {
 export async function showAccount(
   op: Operator,
   accountId: string,
-): Promise<{ account: Account; keys: ApiKeyRecord[] }> {
+): Promise<{ account: Account; keys: ManagedKey[] }> {
   const account = await existingAccount(op, accountId);
-  return { account, keys: await op.store.accounts.listApiKeys(accountId) };
+  return { account, keys: await op.store.keys.listKeys(accountId) };
 }
 
 export async function revokeKey(op: Operator, keyId: string): Promise<ApiKeyRecord> {

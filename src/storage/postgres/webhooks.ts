@@ -7,7 +7,13 @@ import type {
   WebhookEvent,
   WebhookEventType,
 } from '../../domain/model.ts';
-import type { Change, Page, RetryOutcome, WebhookStore } from '../../domain/ports.ts';
+import type {
+  Change,
+  OutboxBacklog,
+  Page,
+  RetryOutcome,
+  WebhookStore,
+} from '../../domain/ports.ts';
 import {
   afterAttempt,
   claimedBody,
@@ -465,5 +471,24 @@ export class PostgresWebhookStore implements WebhookStore {
         WHERE d.status = 'pending' AND e.enabled`,
     );
     return rows[0]?.next ?? null;
+  }
+
+  async backlog(): Promise<OutboxBacklog> {
+    const { rows } = await this.pool.query<{
+      pending: string;
+      oldest: Date | null;
+      due: Date | null;
+    }>(
+      `SELECT count(*) AS pending, min(m.created_at) AS oldest, min(d.next_attempt_at) AS due
+         FROM webhook_deliveries d
+         JOIN webhook_endpoints e ON e.id = d.endpoint_id
+         JOIN webhook_messages m ON m.id = d.message_id
+        WHERE d.status = 'pending' AND e.enabled`,
+    );
+    return {
+      pending: Number(rows[0]?.pending ?? 0),
+      oldestCreatedAt: rows[0]?.oldest ?? null,
+      nextDueAt: rows[0]?.due ?? null,
+    };
   }
 }

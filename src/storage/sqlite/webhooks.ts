@@ -7,7 +7,13 @@ import type {
   WebhookEvent,
   WebhookEventType,
 } from '../../domain/model.ts';
-import type { Change, Page, RetryOutcome, WebhookStore } from '../../domain/ports.ts';
+import type {
+  Change,
+  OutboxBacklog,
+  Page,
+  RetryOutcome,
+  WebhookStore,
+} from '../../domain/ports.ts';
 import {
   afterAttempt,
   claimedBody,
@@ -456,5 +462,20 @@ export class SqliteWebhookStore implements WebhookStore {
       .pluck()
       .get() as number | null;
     return next === null ? null : new Date(next);
+  }
+
+  async backlog(): Promise<OutboxBacklog> {
+    const row = this.statement(
+      `SELECT count(*) AS pending, min(m.created_at) AS oldest, min(d.next_attempt_at) AS due
+         FROM webhook_deliveries d
+         JOIN webhook_endpoints e ON e.id = d.endpoint_id
+         JOIN webhook_messages m ON m.id = d.message_id
+        WHERE d.status = 'pending' AND e.enabled = 1`,
+    ).get() as { pending: number; oldest: number | null; due: number | null };
+    return {
+      pending: row.pending,
+      oldestCreatedAt: row.oldest === null ? null : new Date(row.oldest),
+      nextDueAt: row.due === null ? null : new Date(row.due),
+    };
   }
 }
