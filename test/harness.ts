@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
+import type { Logger } from 'pino';
 import type { Config } from '../src/config.ts';
 import { createAccount } from '../src/domain/accounts/accounts.ts';
 import type { PlanName } from '../src/domain/accounts/plans.ts';
@@ -198,6 +199,8 @@ export interface HarnessOptions {
   trustProxy?: Config['trustProxy'];
   /** Between live-tail heartbeats (the app's default is 15 s). */
   liveTailHeartbeatMs?: number;
+  /** The app's logger, for a test that reads what is logged (defaults to the capture). */
+  logger?: Logger;
 }
 
 export async function startHarness(
@@ -219,7 +222,7 @@ export async function startHarness(
       webhookAllowPrivate: destinations.allowPrivate,
       webhookAllowHttp: destinations.allowHttp,
     },
-    logger: testLogger(),
+    logger: options.logger ?? testLogger(),
     rateLimiter: options.rateLimiter === undefined ? new MemoryRateLimiter() : options.rateLimiter,
     ...(options.liveTailHeartbeatMs !== undefined && {
       liveTailHeartbeatMs: options.liveTailHeartbeatMs,

@@ -34,6 +34,7 @@ import { registerCreateKey } from './routes/keys.create.ts';
 import { registerRevokeKey } from './routes/keys.delete.ts';
 import { registerListKeys } from './routes/keys.list.ts';
 import { registerCreatePixel } from './routes/pixels.create.ts';
+import { registerErasure } from './routes/pixels.erasure.ts';
 import { registerGetPixel } from './routes/pixels.get.ts';
 import { registerListPixels } from './routes/pixels.list.ts';
 import { registerUpdatePixel } from './routes/pixels.update.ts';
@@ -395,6 +396,7 @@ export async function buildApp(given: AppDeps): Promise<App> {
     registerRevokeKey(v1, deps);
     registerGetStats(v1, deps);
     registerStreamEvents(v1, deps, streams);
+    registerErasure(v1, deps);
   });
 
   await registerDashboard(app, deps, keys, streams);

@@ -48,6 +48,7 @@ const OPERATIONS = {
   createKey: ['POST', '/v1/keys'],
   revokeKey: ['DELETE', '/v1/keys/{key_id}'],
   getPixelStats: ['GET', '/v1/pixels/{pixel_id}/stats'],
+  erasePersonData: ['POST', '/v1/pixels/{pixel_id}/erasure'],
   // Server-Sent Events, not one JSON answer: listed so the table stays complete, but call()
   // cannot read it and no method offers it yet.
   streamEvents: ['GET', '/v1/pixels/{pixel_id}/events/stream'],
@@ -178,6 +179,12 @@ export class Trackway {
     get: (pixelId: string) => this.call('getPixel', { path: { pixel_id: pixelId } }),
     update: (pixelId: string, body: RequestBody<'updatePixel'>) =>
       this.call('updatePixel', { path: { pixel_id: pixelId }, body }),
+    /**
+     * Erases one person's events (a data-subject request): `{deleted}`. Not retried on a 5xx,
+     * so `deleted` always counts what this call removed.
+     */
+    erase: (pixelId: string, body: RequestBody<'erasePersonData'>) =>
+      this.call('erasePersonData', { path: { pixel_id: pixelId }, body }),
   };
 
   readonly stats = {

@@ -112,6 +112,17 @@ describe('@trackway/node against a real server (SQLite)', () => {
     const page = await client.events.list(pixel.id, { limit: 1 });
     assert.equal(page.total, 2);
     assert.equal(page.events.length, 1);
+    await client.events.track({
+      pixel_id: pixel.id,
+      event_name: 'Lead',
+      user_data: { email: 'jane@example.com' },
+    });
+    assert.deepEqual(
+      await client.pixels.erase(pixel.id, { user_data: { email: 'jane@example.com' } }),
+      {
+        deleted: 1,
+      },
+    );
 
     await assert.rejects(client.pixels.get('px_doesnotexist00000'), (error: unknown) => {
       assert.ok(error instanceof TrackwayApiError);

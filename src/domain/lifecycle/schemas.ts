@@ -1,0 +1,37 @@
+/** The data lifecycle API's shapes (contract §15), declared once for validation, types and OpenAPI. */
+import { type Static, Type } from '@sinclair/typebox';
+
+const personValue = (description: string) =>
+  Type.Optional(Type.String({ minLength: 1, maxLength: 500, description }));
+
+export const ErasureSchema = Type.Object(
+  {
+    user_data: Type.Object(
+      {
+        email: personValue(
+          'Normalised and hashed as on ingest; a 64-hex value is taken as the hash.',
+        ),
+        phone: personValue('E.164; normalised and hashed as on ingest, or its SHA-256 hex.'),
+        external_id: personValue('Trimmed and hashed as on ingest, or its SHA-256 hex.'),
+      },
+      {
+        additionalProperties: false,
+        description: 'At least one key. An event matching any of them is erased.',
+      },
+    ),
+    all_pixels: Type.Optional(
+      Type.Boolean({ description: 'Erase from every pixel of the account, not only this one.' }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    examples: [{ user_data: { email: 'jane@example.com' }, all_pixels: true }],
+  },
+);
+export type ErasureInput = Static<typeof ErasureSchema>;
+
+export const ErasureResultSchema = Type.Object(
+  { deleted: Type.Integer({ description: 'Events erased.' }) },
+  { examples: [{ deleted: 3 }] },
+);
+export type ErasureResult = Static<typeof ErasureResultSchema>;
