@@ -27,6 +27,7 @@ import { createMetrics } from './metrics.ts';
 import { finishOpenApiDocument, OPENAPI_BASE } from './openapi-document.ts';
 import { limitAccount, limitAuthFailure } from './rate-limit.ts';
 import { compileSchemaValidator, NoBodySchema, NoQuerySchema } from './route-kit.ts';
+import { registerExportEvents } from './routes/events.export.ts';
 import { registerListEvents } from './routes/events.list.ts';
 import { registerStreamEvents } from './routes/events.stream.ts';
 import { registerHealthRoutes } from './routes/health.ts';
@@ -397,6 +398,7 @@ export async function buildApp(given: AppDeps): Promise<App> {
     registerGetStats(v1, deps);
     registerStreamEvents(v1, deps, streams);
     registerErasure(v1, deps);
+    registerExportEvents(v1, deps);
   });
 
   await registerDashboard(app, deps, keys, streams);

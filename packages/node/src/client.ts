@@ -52,6 +52,8 @@ const OPERATIONS = {
   // Server-Sent Events, not one JSON answer: listed so the table stays complete, but call()
   // cannot read it and no method offers it yet.
   streamEvents: ['GET', '/v1/pixels/{pixel_id}/events/stream'],
+  // ndjson or csv, streamed: like streamEvents, listed for completeness; no method reads it yet.
+  exportEvents: ['GET', '/v1/pixels/{pixel_id}/events/export'],
 } as const satisfies { [O in OperationId]: readonly [Method, string] };
 
 /**

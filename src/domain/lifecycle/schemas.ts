@@ -35,3 +35,28 @@ export const ErasureResultSchema = Type.Object(
   { examples: [{ deleted: 3 }] },
 );
 export type ErasureResult = Static<typeof ErasureResultSchema>;
+
+const dateBound = (description: string) =>
+  Type.Optional(
+    Type.String({
+      format: 'date-or-date-time',
+      errorMessage: 'must be an ISO 8601 date or date-time',
+      description,
+    }),
+  );
+
+export const ExportQuerySchema = Type.Object(
+  {
+    start_date: dateBound('Inclusive. A date alone means the start of that UTC day.'),
+    end_date: dateBound('Inclusive. A date alone means the end of that UTC day.'),
+    format: Type.Optional(
+      Type.Union([Type.Literal('ndjson'), Type.Literal('csv')], {
+        description:
+          '`ndjson` (default): one event record a line. `csv`: a header row, then one row an event; `custom_data` and `user_data` as JSON text.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type ExportQueryInput = Static<typeof ExportQuerySchema>;
+export type ExportFormat = NonNullable<ExportQueryInput['format']>;

@@ -122,8 +122,11 @@ export class PostgresLifecycleStore implements LifecycleStore {
     if (q.from) add((p) => `timestamp >= ${p}`, q.from);
     if (q.to) add((p) => `timestamp <= ${p}`, q.to);
     if (q.after) {
+      // Not a row comparison: PostgreSQL cannot bound a scan of the (timestamp DESC, seq DESC)
+      // index with one, so every page would read from the start. `timestamp >= t` can.
       params.push(q.after.timestamp, q.after.seq);
-      where.push(`(timestamp, seq) > ($${params.length - 1}, $${params.length})`);
+      const [t, s] = [`$${params.length - 1}`, `$${params.length}`];
+      where.push(`timestamp >= ${t} AND (timestamp > ${t} OR seq > ${s})`);
     }
     params.push(q.limit);
     const { rows } = await this.pool.query<EventRow & { seq: string; timestamp: Date }>(

@@ -126,7 +126,8 @@ export class SqliteLifecycleStore implements LifecycleStore {
     const where = ['account_id = @accountId', 'pixel_id = @pixelId'];
     if (q.from) where.push('timestamp >= @from');
     if (q.to) where.push('timestamp <= @to');
-    if (q.after) where.push('(timestamp, seq) > (@afterTs, @afterSeq)');
+    // Written as a range on timestamp (as the PostgreSQL adapter must), so the index bounds it.
+    if (q.after) where.push('timestamp >= @afterTs AND (timestamp > @afterTs OR seq > @afterSeq)');
     const rows = this.db
       .prepare(
         `SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY timestamp, seq LIMIT @limit`,
