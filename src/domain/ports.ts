@@ -338,6 +338,9 @@ export interface LifecycleStore {
   exportPage(query: ExportQuery): Promise<{ events: TrackedEvent[]; next: ExportCursor | null }>;
   /** Deletes at most `limit` of the pixel's events with `timestamp` before `before`; how many. */
   purgeBatch(accountId: string, pixelId: string, before: Date, limit: number): Promise<number>;
+  /** The account's own retention in days (enterprise), `null` when none is set. */
+  retentionDays(accountId: string): Promise<number | null>;
+  setRetentionDays(accountId: string, days: number): Promise<void>;
 }
 
 /** Fixed windows aligned to the UTC calendar: the minute and the day. */

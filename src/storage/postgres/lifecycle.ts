@@ -139,6 +139,22 @@ export class PostgresLifecycleStore implements LifecycleStore {
     return { events: rows.map(this.toEvent), next };
   }
 
+  async retentionDays(accountId: string): Promise<number | null> {
+    const { rows } = await this.pool.query<{ days: number }>(
+      'SELECT days FROM account_retention WHERE account_id = $1',
+      [accountId],
+    );
+    return rows[0]?.days ?? null;
+  }
+
+  async setRetentionDays(accountId: string, days: number): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO account_retention (account_id, days) VALUES ($1, $2)
+       ON CONFLICT (account_id) DO UPDATE SET days = excluded.days`,
+      [accountId, days],
+    );
+  }
+
   purgeBatch(accountId: string, pixelId: string, before: Date, limit: number): Promise<number> {
     return this.deleting(
       `DELETE FROM events WHERE seq IN (

@@ -148,6 +148,23 @@ export class SqliteLifecycleStore implements LifecycleStore {
     return { events: rows.map(this.toEvent), next };
   }
 
+  async retentionDays(accountId: string): Promise<number | null> {
+    const days = this.db
+      .prepare('SELECT days FROM account_retention WHERE account_id = ?')
+      .pluck()
+      .get(accountId) as number | undefined;
+    return days ?? null;
+  }
+
+  async setRetentionDays(accountId: string, days: number): Promise<void> {
+    this.db
+      .prepare(
+        `INSERT INTO account_retention (account_id, days) VALUES (?, ?)
+         ON CONFLICT (account_id) DO UPDATE SET days = excluded.days`,
+      )
+      .run(accountId, days);
+  }
+
   purgeBatch(accountId: string, pixelId: string, before: Date, limit: number): Promise<number> {
     return this.deleting(() => this.purge.all(accountId, pixelId, before.getTime(), limit));
   }
