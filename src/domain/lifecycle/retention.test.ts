@@ -56,7 +56,12 @@ for (const kind of await testStores()) {
       let pauses = 0;
       const deleted = await purgeExpired(
         { store: h.store, clock: h.clock },
-        { batch: 1, pause: async () => void (pauses += 1) },
+        {
+          batch: 1,
+          pause: async () => {
+            pauses += 1;
+          },
+        },
       );
       assert.equal(deleted, 5);
       // One row a transaction: a pause after every full batch.
