@@ -1,6 +1,7 @@
 /**
  * Composition root: load config, pick adapters, start HTTP (and, later, the delivery worker).
  */
+
 import { lookup } from 'node:dns/promises';
 import type { Logger } from 'pino';
 import { type Config, ConfigError, loadConfig } from './config.ts';
@@ -8,6 +9,7 @@ import { createSender } from './delivery/sender.ts';
 import { DeliveryWorker } from './delivery/worker.ts';
 import { createAccount } from './domain/accounts/accounts.ts';
 import { CommitSignal } from './domain/commits.ts';
+import { startPurgeJob } from './domain/lifecycle/retention.ts';
 import { type RateLimiter, type Store, systemClock } from './domain/ports.ts';
 import { buildApp } from './http/app.ts';
 import type { Metrics } from './http/metrics.ts';
@@ -232,6 +234,17 @@ export async function startServer(
       ? startWorker(config, store, logger, { metrics, commits })
       : undefined;
     if (worker) opened.push(() => worker.stop());
+    // Retention (contract §15): within a minute of start, then hourly, in small batches.
+    const stopPurge = startPurgeJob(
+      { store, clock: systemClock },
+      {
+        purged: (deleted) => {
+          if (deleted > 0) logger.info({ deleted }, 'events past retention purged');
+        },
+        failed: (error) => logger.warn({ err: error }, 'retention purge failed; next in an hour'),
+      },
+    );
+    opened.push(stopPurge);
     const rateLimiter = await createRateLimiter(config, logger, metrics);
     if (rateLimiter) opened.push(() => rateLimiter.close());
     const app = await buildApp({

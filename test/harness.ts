@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
+import type { Logger } from 'pino';
 import type { Config } from '../src/config.ts';
 import { createAccount } from '../src/domain/accounts/accounts.ts';
 import type { PlanName } from '../src/domain/accounts/plans.ts';
@@ -204,6 +205,8 @@ export interface HarnessOptions {
   liveTailHeartbeatMs?: number;
   /** The process's metrics, to share with a worker the test runs (a fresh set otherwise). */
   metrics?: Metrics;
+  /** The app's logger, for a test that reads what is logged (defaults to the capture). */
+  logger?: Logger;
 }
 
 export async function startHarness(
@@ -226,7 +229,7 @@ export async function startHarness(
       webhookAllowPrivate: destinations.allowPrivate,
       webhookAllowHttp: destinations.allowHttp,
     },
-    logger: testLogger(),
+    logger: options.logger ?? testLogger(),
     rateLimiter: options.rateLimiter === undefined ? new MemoryRateLimiter() : options.rateLimiter,
     ...(options.metrics && { metrics: options.metrics }),
     ...(options.liveTailHeartbeatMs !== undefined && {

@@ -5,6 +5,7 @@
  * for (`--help`, `help`) or after a usage error, and then only the part that concerns the
  * command at hand.
  */
+
 import { parseArgs } from 'node:util';
 import { type Env, loadConfig, wantsStackTraces } from '../config.ts';
 import {
@@ -25,6 +26,7 @@ import {
   PLAN_NAMES,
   SUBSCRIPTION_STATUSES,
 } from '../domain/accounts/plans.ts';
+import { purgeExpired, retentionOf, setRetentionDays } from '../domain/lifecycle/retention.ts';
 import { type Account, KEY_SCOPES, type KeyScope, type ManagedKey } from '../domain/model.ts';
 import { systemClock } from '../domain/ports.ts';
 import { maskCredentials } from '../redact.ts';
@@ -54,6 +56,7 @@ const OPTIONS = {
   scope: { type: 'string' },
   'requests-per-minute': { type: 'string' },
   'daily-limit': { type: 'string' },
+  'retention-days': { type: 'string' },
 } as const;
 
 type OptionName = keyof typeof OPTIONS;
@@ -109,9 +112,14 @@ const COMMANDS = {
   },
   'plans set': {
     synopsis:
-      'plans set --account A [--plan P] [--status S] [--requests-per-minute N] [--daily-limit N]',
-    summary: 'change plan, subscription status or (enterprise) custom limits',
-    options: ['account', 'plan', 'status', 'requests-per-minute', 'daily-limit'],
+      'plans set --account A [--plan P] [--status S] [--requests-per-minute N] [--daily-limit N] [--retention-days N]',
+    summary: 'change plan, subscription status or (enterprise) custom limits and retention',
+    options: ['account', 'plan', 'status', 'requests-per-minute', 'daily-limit', 'retention-days'],
+  },
+  purge: {
+    synopsis: 'purge',
+    summary: "delete events older than their account's retention now (serve does it hourly)",
+    options: [],
   },
   openapi: { synopsis: 'openapi', summary: 'print the OpenAPI 3.1 document', options: [] },
   help: { synopsis: 'help [command]', summary: 'print this help, or one command’s', options: [] },
@@ -172,7 +180,10 @@ function required(values: Values, command: CommandName, name: OptionName): strin
  * Decimal digits only (Number() would also take `0x10` and `1e3`), and no larger than a
  * double holds exactly: both stores keep limits as 64-bit integers.
  */
-function positiveInteger(values: Values, name: 'requests-per-minute' | 'daily-limit') {
+function positiveInteger(
+  values: Values,
+  name: 'requests-per-minute' | 'daily-limit' | 'retention-days',
+) {
   const raw = values[name];
   if (raw === undefined) return undefined;
   const n = /^\d{1,16}$/.test(raw) ? Number(raw) : Number.NaN;
@@ -367,18 +378,43 @@ async function runCommand(command: CommandName, values: Values, env: Env): Promi
       const daily = positiveInteger(values, 'daily-limit');
       if (rpm !== undefined) change.requestsPerMinute = rpm;
       if (daily !== undefined) change.dailyLimit = daily;
-      if (Object.keys(change).length === 0) {
+      const retentionDays = positiveInteger(values, 'retention-days');
+      if (Object.keys(change).length === 0 && retentionDays === undefined) {
         throw new UsageError(
-          'plans set needs at least one of --plan, --status, --requests-per-minute, --daily-limit',
+          'plans set needs at least one of --plan, --status, --requests-per-minute, --daily-limit, --retention-days',
           usageText(command),
         );
       }
-      const { after } = await withStore(env, (op) => setPlan(op, accountId, change));
+      const { after, retention } = await withStore(env, async (op) => {
+        // Refused before anything changes; then the plan first, so `--plan enterprise
+        // --retention-days N` works in one command.
+        const current = await op.store.accounts.getAccount(accountId);
+        if (
+          current &&
+          retentionDays !== undefined &&
+          (change.plan ?? current.plan) !== 'enterprise'
+        ) {
+          throw new OperatorError(
+            `--retention-days is for enterprise accounts only; ${accountId} is on ${change.plan ?? current.plan}`,
+          );
+        }
+        const changed =
+          Object.keys(change).length > 0
+            ? (await setPlan(op, accountId, change)).after
+            : await op.store.accounts.getAccount(accountId);
+        if (!changed) throw new OperatorError(`No account ${accountId}`);
+        if (retentionDays !== undefined) await setRetentionDays(op, accountId, retentionDays);
+        return { after: changed, retention: await retentionOf(op.store, changed) };
+      });
       const { account_id, plan: newPlan, status, limits } = accountJson(after);
       return {
-        json: { account_id, plan: newPlan, status, limits },
-        text: `Account ${account_id}: plan ${newPlan}, status ${status}, ${limits.requests_per_minute}/min, ${limits.daily_limit}/day.`,
+        json: { account_id, plan: newPlan, status, limits, retention_days: retention },
+        text: `Account ${account_id}: plan ${newPlan}, status ${status}, ${limits.requests_per_minute}/min, ${limits.daily_limit}/day, events kept ${retention === null ? 'forever' : `${retention} days`}.`,
       };
+    }
+    case 'purge': {
+      const deleted = await withStore(env, (op) => purgeExpired(op));
+      return { json: { deleted }, text: `Purged ${deleted} events past retention.` };
     }
     case 'openapi': {
       const { renderOpenApi } = await import('../http/openapi.ts');

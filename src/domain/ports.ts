@@ -240,6 +240,7 @@ export interface Store {
   stats: StatsStore;
   feed: EventFeed;
   sessions: SessionStore;
+  lifecycle: LifecycleStore;
   /** Runs pending migrations; safe to call on every start. */
   migrate(): Promise<void>;
   /** Cheap round trip, for /readyz. */
@@ -307,6 +308,55 @@ export interface SessionStore {
   /** The session with this token hash, unexpired at `now` and with its key unrevoked. */
   findSession(tokenHash: string, now: Date): Promise<DashboardSession | null>;
   deleteSession(tokenHash: string): Promise<void>;
+}
+
+// ---- Data lifecycle: erasure, export, retention (contract §15) ----
+
+/** The match keys a person can be erased by, as stored: SHA-256 hex of the normalised value. */
+export type PersonKeys = Partial<Record<'email' | 'phone' | 'external_id', string>>;
+
+/** Where an export page starts: after this event in (timestamp, arrival) order. */
+export interface ExportCursor {
+  timestamp: Date;
+  seq: number;
+}
+
+export interface ExportQuery {
+  accountId: string;
+  pixelId: string;
+  /** Inclusive bounds on `timestamp`. */
+  from?: Date;
+  to?: Date;
+  after: ExportCursor | null;
+  limit: number;
+}
+
+/**
+ * Deleting and reading events in bulk. Every delete removes the rows and takes them off the
+ * per-bucket counts (event-totals.ts) in the same transaction, so `total` and the stats never
+ * count a deleted event; each call is one short transaction, so ingest waits at most one batch.
+ */
+export interface LifecycleStore {
+  /** The highest arrival number stored (0 when none): where an erasure's scan ends. */
+  lastSeq(): Promise<number>;
+  /**
+   * Deletes the account's events of `pixelIds` (every pixel of the account when `null`) with
+   * arrival number in (afterSeq, throughSeq] whose user_data holds any of `keys`; how many.
+   */
+  erasePerson(options: {
+    accountId: string;
+    pixelIds: string[] | null;
+    keys: PersonKeys;
+    afterSeq: number;
+    throughSeq: number;
+  }): Promise<number>;
+  /** One page of the pixel's events, oldest first (`timestamp`, then arrival), after the cursor. */
+  exportPage(query: ExportQuery): Promise<{ events: TrackedEvent[]; next: ExportCursor | null }>;
+  /** Deletes at most `limit` of the pixel's events with `timestamp` before `before`; how many. */
+  purgeBatch(accountId: string, pixelId: string, before: Date, limit: number): Promise<number>;
+  /** The account's own retention in days (enterprise), `null` when none is set. */
+  retentionDays(accountId: string): Promise<number | null>;
+  setRetentionDays(accountId: string, days: number): Promise<void>;
 }
 
 /** Fixed windows aligned to the UTC calendar: the minute and the day. */

@@ -27,6 +27,7 @@ import { createMetrics } from './metrics.ts';
 import { finishOpenApiDocument, OPENAPI_BASE } from './openapi-document.ts';
 import { limitAccount, limitAuthFailure } from './rate-limit.ts';
 import { compileSchemaValidator, NoBodySchema, NoQuerySchema } from './route-kit.ts';
+import { registerExportEvents } from './routes/events.export.ts';
 import { registerListEvents } from './routes/events.list.ts';
 import { registerStreamEvents } from './routes/events.stream.ts';
 import { registerHealthRoutes } from './routes/health.ts';
@@ -34,6 +35,7 @@ import { registerCreateKey } from './routes/keys.create.ts';
 import { registerRevokeKey } from './routes/keys.delete.ts';
 import { registerListKeys } from './routes/keys.list.ts';
 import { registerCreatePixel } from './routes/pixels.create.ts';
+import { registerErasure } from './routes/pixels.erasure.ts';
 import { registerGetPixel } from './routes/pixels.get.ts';
 import { registerListPixels } from './routes/pixels.list.ts';
 import { registerUpdatePixel } from './routes/pixels.update.ts';
@@ -402,6 +404,8 @@ export async function buildApp(given: AppDeps): Promise<App> {
     registerRevokeKey(v1, deps);
     registerGetStats(v1, deps);
     registerStreamEvents(v1, deps, streams);
+    registerErasure(v1, deps);
+    registerExportEvents(v1, deps);
   });
 
   await registerDashboard(app, deps, keys, streams);

@@ -129,6 +129,8 @@ export function announceCommits(store: Store, notifier: CommitNotifier): Store {
     stats: store.stats,
     feed: store.feed,
     sessions: store.sessions,
+    // Deletes and exports write no webhook messages and store no events.
+    lifecycle: store.lifecycle,
     migrate: () => store.migrate(),
     ping: () => store.ping(),
     close: () => store.close(),

@@ -59,7 +59,7 @@ export function toDomainError(error: unknown): unknown {
   return error;
 }
 
-const PORTS = new Set<PropertyKey>(['accounts', 'pixels', 'events', 'webhooks']);
+const PORTS = new Set<PropertyKey>(['accounts', 'pixels', 'events', 'webhooks', 'lifecycle']);
 
 /** Every method of `port` with its rejections passed through toDomainError. */
 function translating<T extends object>(port: T): T {

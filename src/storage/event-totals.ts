@@ -107,3 +107,85 @@ export function totalSql(
   }
   return parts.length === 0 ? null : parts.join(' + ');
 }
+
+/** A deleted event, as much of it as its buckets need. */
+export interface DeletedEvent {
+  pixelId: string;
+  accountId: string;
+  eventName: string;
+  timestampMs: number;
+  value: number | null;
+}
+
+/** What deleted events take off one hour bucket (the day and all-time rows follow from it). */
+export interface BucketDecrement {
+  pixelId: string;
+  accountId: string;
+  eventName: string;
+  hour: number;
+  day: number;
+  n: number;
+  valueSum: number;
+}
+
+/**
+ * The deleted events grouped by (pixel, account, event name, hour), sorted by that key: both
+ * adapters take count rows in this one order, as ingest does, so a delete and a concurrent
+ * insert touching the same buckets cannot deadlock.
+ */
+export function decrementsOf(deleted: Iterable<DeletedEvent>): BucketDecrement[] {
+  const byKey = new Map<string, BucketDecrement>();
+  for (const e of deleted) {
+    const hour = hourOf(e.timestampMs);
+    const key = `${e.pixelId}\u0000${e.accountId}\u0000${e.eventName}\u0000${hour}`;
+    const bucket = byKey.get(key);
+    if (bucket) {
+      bucket.n += 1;
+      bucket.valueSum += e.value ?? 0;
+    } else {
+      byKey.set(key, {
+        pixelId: e.pixelId,
+        accountId: e.accountId,
+        eventName: e.eventName,
+        hour,
+        day: dayOf(e.timestampMs),
+        n: 1,
+        valueSum: e.value ?? 0,
+      });
+    }
+  }
+  const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  return [...byKey.values()].sort(
+    (a, b) =>
+      cmp(a.pixelId, b.pixelId) ||
+      cmp(a.accountId, b.accountId) ||
+      cmp(a.eventName, b.eventName) ||
+      a.hour - b.hour,
+  );
+}
+
+/** The decrements summed per day (for event_counts_daily), in the same key order. */
+export function dailyOf(hours: BucketDecrement[]): BucketDecrement[] {
+  const byKey = new Map<string, BucketDecrement>();
+  for (const h of hours) {
+    const key = `${h.pixelId}\u0000${h.accountId}\u0000${h.eventName}\u0000${h.day}`;
+    const day = byKey.get(key);
+    if (day) {
+      day.n += h.n;
+      day.valueSum += h.valueSum;
+    } else byKey.set(key, { ...h });
+  }
+  return [...byKey.values()];
+}
+
+/** The decrements summed per (pixel, account, event name) (for event_totals), in key order. */
+export function totalsOf(hours: BucketDecrement[]): BucketDecrement[] {
+  const byKey = new Map<string, BucketDecrement>();
+  for (const h of hours) {
+    const key = `${h.pixelId}\u0000${h.accountId}\u0000${h.eventName}`;
+    const total = byKey.get(key);
+    if (total) total.n += h.n;
+    else byKey.set(key, { ...h });
+  }
+  return [...byKey.values()];
+}

@@ -50,8 +50,11 @@ const OPERATIONS = {
   createKey: ['POST', '/v1/keys'],
   revokeKey: ['DELETE', '/v1/keys/{key_id}'],
   getPixelStats: ['GET', '/v1/pixels/{pixel_id}/stats'],
+  erasePersonData: ['POST', '/v1/pixels/{pixel_id}/erasure'],
   // Server-Sent Events, not one JSON answer: call() cannot read it; events.stream() does.
   streamEvents: ['GET', '/v1/pixels/{pixel_id}/events/stream'],
+  // ndjson or csv, streamed: events.export() reads it.
+  exportEvents: ['GET', '/v1/pixels/{pixel_id}/events/export'],
 } as const satisfies { [O in OperationId]: readonly [Method, string] };
 
 /**
@@ -179,6 +182,12 @@ export class Trackway {
     get: (pixelId: string) => this.call('getPixel', { path: { pixel_id: pixelId } }),
     update: (pixelId: string, body: RequestBody<'updatePixel'>) =>
       this.call('updatePixel', { path: { pixel_id: pixelId }, body }),
+    /**
+     * Erases one person's events (a data-subject request): `{deleted}`. Not retried on a 5xx,
+     * so `deleted` always counts what this call removed.
+     */
+    erase: (pixelId: string, body: RequestBody<'erasePersonData'>) =>
+      this.call('erasePersonData', { path: { pixel_id: pixelId }, body }),
   };
 
   readonly stats = {
@@ -217,6 +226,12 @@ export class Trackway {
      */
     stream: (pixelId: string, options: { lastEventId?: string; signal?: AbortSignal } = {}) =>
       this.stream(pixelId, options),
+    /**
+     * Every matching event, oldest first, as ndjson (default) or csv: the response body as it
+     * arrives, so an export of millions of events never sits in memory.
+     */
+    export: (pixelId: string, query: QueryOf<'exportEvents'> = {}, signal?: AbortSignal) =>
+      this.exportEvents(pixelId, query, signal),
   };
 
   readonly webhooks = {
@@ -297,15 +312,44 @@ export class Trackway {
     { lastEventId, signal }: { lastEventId?: string; signal?: AbortSignal },
   ): Promise<EventStream> {
     const path = OPERATIONS.streamEvents[1].replace('{pixel_id}', encodeURIComponent(pixelId));
+    const body = await this.openBody(
+      path,
+      {
+        accept: 'text/event-stream',
+        ...(lastEventId !== undefined && { 'last-event-id': lastEventId }),
+      },
+      signal,
+    );
+    return new EventStream(body, lastEventId, signal);
+  }
+
+  private async exportEvents(
+    pixelId: string,
+    query: QueryOf<'exportEvents'>,
+    signal?: AbortSignal,
+  ): Promise<ReadableStream<Uint8Array>> {
+    const path = OPERATIONS.exportEvents[1].replace('{pixel_id}', encodeURIComponent(pixelId));
+    const search = new URLSearchParams(
+      Object.entries(query ?? {}).flatMap(([k, v]): [string, string][] =>
+        v === undefined ? [] : [[k, String(v)]],
+      ),
+    ).toString();
+    return this.openBody(search ? `${path}?${search}` : path, {}, signal);
+  }
+
+  /**
+   * A GET whose answer is read as it arrives (a live tail, an export): no timeout, since it
+   * lasts as long as the caller reads, and no retry, since part of it may already be consumed.
+   */
+  private async openBody(
+    pathAndQuery: string,
+    headers: Record<string, string>,
+    signal: AbortSignal | undefined,
+  ): Promise<ReadableStream<Uint8Array>> {
     let response: Response;
     try {
-      // No timeout: a live tail is open for as long as the caller follows it.
-      response = await this.fetchImpl(`${this.baseUrl}${path}`, {
-        headers: {
-          authorization: `Bearer ${this.apiKey}`,
-          accept: 'text/event-stream',
-          ...(lastEventId !== undefined && { 'last-event-id': lastEventId }),
-        },
+      response = await this.fetchImpl(`${this.baseUrl}${pathAndQuery}`, {
+        headers: { authorization: `Bearer ${this.apiKey}`, ...headers },
         ...(signal && { signal }),
       });
     } catch (error) {
@@ -323,7 +367,7 @@ export class Trackway {
       }
       throw new TrackwayApiError(response.status, body as never);
     }
-    return new EventStream(response.body, lastEventId, signal);
+    return response.body;
   }
 
   private async *pages(pixelId: string, query: QueryOf<'listEvents'> = {}) {

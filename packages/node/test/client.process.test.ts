@@ -112,6 +112,17 @@ describe('@trackway/node against a real server (SQLite)', () => {
     const page = await client.events.list(pixel.id, { limit: 1 });
     assert.equal(page.total, 2);
     assert.equal(page.events.length, 1);
+    await client.events.track({
+      pixel_id: pixel.id,
+      event_name: 'Lead',
+      user_data: { email: 'jane@example.com' },
+    });
+    assert.deepEqual(
+      await client.pixels.erase(pixel.id, { user_data: { email: 'jane@example.com' } }),
+      {
+        deleted: 1,
+      },
+    );
 
     await assert.rejects(client.pixels.get('px_doesnotexist00000'), (error: unknown) => {
       assert.ok(error instanceof TrackwayApiError);
@@ -158,6 +169,31 @@ describe('@trackway/node against a real server (SQLite)', () => {
 
     await assert.rejects(
       client.events.stream('px_doesnotexist00000'),
+      (error: unknown) => error instanceof TrackwayApiError && error.status === 404,
+    );
+  });
+
+  it('events.export() streams the events of a pixel oldest first, as ndjson or csv', async () => {
+    const pixel = await client.pixels.create({ name: 'Export', domain: 'shop.example.com' });
+    const sent = await client.events.trackBatch(
+      ['a', 'b', 'c'].map((id, i) => ({
+        pixel_id: pixel.id,
+        event_name: 'Lead',
+        event_id: `export-${id}`,
+        timestamp: new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString(),
+      })),
+    );
+    assert.equal(sent.accepted, 3);
+    const ndjson = await new Response(await client.events.export(pixel.id)).text();
+    const lines = ndjson.trim().split('\n');
+    assert.deepEqual(
+      lines.map((line) => JSON.parse(line).event_id),
+      ['export-a', 'export-b', 'export-c'],
+    );
+    const csv = await new Response(await client.events.export(pixel.id, { format: 'csv' })).text();
+    assert.equal(csv.trim().split(/\r?\n/).length, 4, 'a header row and one row an event');
+    await assert.rejects(
+      client.events.export('px_doesnotexist00000'),
       (error: unknown) => error instanceof TrackwayApiError && error.status === 404,
     );
   });

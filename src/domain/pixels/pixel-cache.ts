@@ -48,6 +48,7 @@ export function withPixelCache(
       stats: store.stats,
       feed: store.feed,
       sessions: store.sessions,
+      lifecycle: store.lifecycle,
       migrate: () => store.migrate(),
       ping: () => store.ping(),
       close: () => store.close(),

@@ -4,6 +4,7 @@ import type {
   AccountStore,
   Change,
   KeyStore,
+  LifecycleStore,
   NewApiKeyRow,
   Page,
   PixelStore,
@@ -28,7 +29,8 @@ import {
   type PostgresOptions,
   StorageUnavailableError,
 } from './database.ts';
-import { PostgresEventStore } from './events.ts';
+import { PostgresEventStore, toEvent } from './events.ts';
+import { PostgresLifecycleStore } from './lifecycle.ts';
 import { PostgresWebhookStore, writeOutbox } from './webhooks.ts';
 
 const toAccount = (r: AccountRow) => rows.toAccount(postgresCodec, r);
@@ -235,6 +237,7 @@ export class PostgresStore implements Store {
   readonly stats: StatsStore;
   readonly feed: PostgresEventFeed;
   readonly sessions: SessionStore;
+  readonly lifecycle: LifecycleStore;
   private closed: Promise<void> | undefined;
 
   private constructor(
@@ -250,6 +253,7 @@ export class PostgresStore implements Store {
     this.keys = new PostgresKeyStore(pool);
     this.stats = new PostgresStatsStore(pool);
     this.sessions = new PostgresSessionStore(pool);
+    this.lifecycle = new PostgresLifecycleStore(pool, toEvent);
     this.webhooks = new PostgresWebhookStore(pool);
   }
 

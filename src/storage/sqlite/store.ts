@@ -13,6 +13,7 @@ import type {
   EventStore,
   InsertOutcome,
   KeyStore,
+  LifecycleStore,
   NewApiKeyRow,
   NewEvent,
   Page,
@@ -39,6 +40,7 @@ import {
   SqliteStatsStore,
 } from './dashboard.ts';
 import { migrateSqlite, openSqlite, type SqliteDatabase } from './database.ts';
+import { SqliteLifecycleStore } from './lifecycle.ts';
 import { type DurableCommit, durableCommit, type Flush, WalSync } from './wal-sync.ts';
 import { outboxWriter, SqliteWebhookStore } from './webhooks.ts';
 
@@ -434,6 +436,7 @@ export class SqliteStore implements Store {
   readonly stats: StatsStore;
   readonly feed: SqliteEventFeed;
   readonly sessions: SessionStore;
+  readonly lifecycle: LifecycleStore;
 
   private constructor(
     readonly db: SqliteDatabase,
@@ -450,6 +453,7 @@ export class SqliteStore implements Store {
     this.keys = new SqliteKeyStore(db);
     this.stats = new SqliteStatsStore(db);
     this.sessions = new SqliteSessionStore(db);
+    this.lifecycle = new SqliteLifecycleStore(db, durable, toEvent);
     this.webhooks = new SqliteWebhookStore(db, outbox, durable);
   }
 

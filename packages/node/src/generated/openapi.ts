@@ -353,6 +353,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/pixels/{pixel_id}/erasure": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Erase one person's events
+         * @description A data-subject erasure: every stored event of the pixel (of every pixel of the account with `all_pixels: true`) whose hashed `user_data` holds any of the given keys is deleted, with its counts. Values are normalised and hashed exactly as on ingest; a 64-hex value is taken as the hash. Events stored after the request are not covered.
+         */
+        post: operations["erasePersonData"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pixels/{pixel_id}/events/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export a pixel's events
+         * @description Every event of the pixel in the range, oldest first (`timestamp`, then arrival), streamed: the server holds one page of events at a time and reads the next only as the client takes the previous. A response cut short ends without its last line's newline (ndjson) or row (csv).
+         */
+        get: operations["exportEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "event.tracked": {
@@ -1138,6 +1178,23 @@ export interface components {
                 value_sum: number;
             }[];
             interval: "hour" | "day";
+        };
+        ErasePersonDataRequest: {
+            /** @description At least one key. An event matching any of them is erased. */
+            user_data: {
+                /** @description Normalised and hashed as on ingest; a 64-hex value is taken as the hash. */
+                email?: string;
+                /** @description E.164; normalised and hashed as on ingest, or its SHA-256 hex. */
+                phone?: string;
+                /** @description Trimmed and hashed as on ingest, or its SHA-256 hex. */
+                external_id?: string;
+            };
+            /** @description Erase from every pixel of the account, not only this one. */
+            all_pixels?: boolean;
+        };
+        ErasePersonDataResponse: {
+            /** @description Events erased. */
+            deleted: number;
         };
     };
     responses: {
@@ -2269,6 +2326,103 @@ export interface operations {
                 };
                 content: {
                     "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    erasePersonData: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Pixel identifier (`px_…`). */
+                pixel_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "user_data": {
+                 *         "email": "jane@example.com"
+                 *       },
+                 *       "all_pixels": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErasePersonDataRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "deleted": 3
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErasePersonDataResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    exportEvents: {
+        parameters: {
+            query?: {
+                /** @description Inclusive. A date alone means the start of that UTC day. */
+                start_date?: string;
+                /** @description Inclusive. A date alone means the end of that UTC day. */
+                end_date?: string;
+                /** @description `ndjson` (default): one event record a line. `csv`: a header row, then one row an event; `custom_data` and `user_data` as JSON text. */
+                format?: "ndjson" | "csv";
+            };
+            header?: never;
+            path: {
+                /** @description Pixel identifier (`px_…`). */
+                pixel_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The records, as `application/x-ndjson` or `text/csv`. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": string;
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -1,0 +1,109 @@
+import { type Operator, OperatorError } from '../accounts/accounts.ts';
+import type { PlanName } from '../accounts/plans.ts';
+import type { Account } from '../model.ts';
+import type { Clock, Store, Timers } from '../ports.ts';
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Days each plan keeps events (contract §15). Enterprise keeps what `plans set
+ * --retention-days` says and, until that is set, everything: no data is deleted that nobody
+ * asked to delete. Starter has no API access and keeps what it has under the pro rule.
+ */
+export const PLAN_RETENTION_DAYS: Record<PlanName, number | null> = {
+  starter: 90,
+  pro: 90,
+  ultra: 365,
+  enterprise: null,
+};
+
+/** Rows one purge transaction deletes: short enough that ingest never waits long for it. */
+export const PURGE_BATCH = 1_000;
+
+/** Pixels read per page while walking an account's pixels. */
+const PIXEL_PAGE = 100;
+
+export async function retentionOf(store: Store, account: Account): Promise<number | null> {
+  if (account.plan === 'enterprise') return store.lifecycle.retentionDays(account.id);
+  return PLAN_RETENTION_DAYS[account.plan];
+}
+
+/** `plans set --retention-days N`: enterprise accounts only. */
+export async function setRetentionDays(op: Operator, accountId: string, days: number) {
+  const account = await op.store.accounts.getAccount(accountId);
+  if (!account) throw new OperatorError(`No account ${accountId}`);
+  if (account.plan !== 'enterprise') {
+    throw new OperatorError(
+      `--retention-days is for enterprise accounts only; ${accountId} is on ${account.plan} (${PLAN_RETENTION_DAYS[account.plan]} days)`,
+    );
+  }
+  await op.store.lifecycle.setRetentionDays(accountId, days);
+  return { account, days };
+}
+
+/**
+ * Deletes every event older than its account's retention (by `timestamp`), pixel by pixel, in
+ * transactions of at most `batch` rows, giving the event loop back between them so requests
+ * (and on SQLite, ingest's single writer) get their turn. Returns how many it deleted.
+ */
+export async function purgeExpired(
+  deps: { store: Store; clock: Clock },
+  options: { batch?: number; pause?: () => Promise<void> } = {},
+): Promise<number> {
+  const batch = options.batch ?? PURGE_BATCH;
+  const pause = options.pause ?? (() => new Promise<void>((resolve) => setImmediate(resolve)));
+  const { store } = deps;
+  let deleted = 0;
+  for (const account of await store.accounts.listAccounts()) {
+    const days = await retentionOf(store, account);
+    if (days === null) continue;
+    const before = new Date(deps.clock.now().getTime() - days * DAY_MS);
+    for (let offset = 0; ; offset += PIXEL_PAGE) {
+      const { pixels } = await store.pixels.listPixels(account.id, { limit: PIXEL_PAGE, offset });
+      for (const pixel of pixels) {
+        for (;;) {
+          const n = await store.lifecycle.purgeBatch(account.id, pixel.id, before, batch);
+          deleted += n;
+          if (n < batch) break;
+          await pause();
+        }
+      }
+      if (pixels.length < PIXEL_PAGE) break;
+    }
+  }
+  return deleted;
+}
+
+/** The first purge runs this long after start (contract §15: within a minute)… */
+export const PURGE_FIRST_AFTER_MS = 30_000;
+/** …and then this often. */
+export const PURGE_EVERY_MS = 3_600_000;
+
+/**
+ * Runs purgeExpired within a minute of start and then hourly, on the clock's timers (a test
+ * clock fires them by moving time). One purge at a time; a failed one is reported and the
+ * next runs on schedule. Returns what stops it (waiting for a purge under way to finish).
+ */
+export function startPurgeJob(
+  deps: { store: Store; clock: Clock & Timers },
+  report: { purged(deleted: number): void; failed(error: unknown): void },
+): () => Promise<void> {
+  let cancel: (() => void) | null = null;
+  let running: Promise<void> = Promise.resolve();
+  let stopped = false;
+  const schedule = (ms: number) => {
+    cancel = deps.clock.setTimer(() => {
+      running = purgeExpired(deps)
+        .then(report.purged, report.failed)
+        .finally(() => {
+          if (!stopped) schedule(PURGE_EVERY_MS);
+        });
+    }, ms);
+  };
+  schedule(PURGE_FIRST_AFTER_MS);
+  return async () => {
+    stopped = true;
+    cancel?.();
+    await running;
+  };
+}

@@ -1,0 +1,175 @@
+/**
+ * The storage contract of contract §15 on every adapter of the store matrix: bulk deletes take
+ * their events off every count table in the same transaction (an emptied bucket disappears),
+ * erasure is bounded by arrival numbers, exports page oldest first by keyset.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { bareEvent, testStores } from '../../test/harness.ts';
+import { newId } from '../domain/ids.ts';
+import type { Pixel, TrackedEvent } from '../domain/model.ts';
+import type { Store } from '../domain/ports.ts';
+
+const T0 = new Date('2026-03-01T12:00:00.000Z');
+const HOUR = 3_600_000;
+const at = (ms: number) => new Date(T0.getTime() + ms);
+
+for (const kind of await testStores()) {
+  describe(`lifecycle store contract [${kind.name}]`, () => {
+    let store: Store;
+    before(async () => {
+      store = await kind.open();
+    });
+    after(() => store.close());
+
+    async function pixel(): Promise<Pixel> {
+      const accountId = newId('acct');
+      await store.accounts.createAccount(
+        {
+          id: accountId,
+          name: 'Acme',
+          plan: 'pro',
+          status: 'active',
+          customRequestsPerMinute: null,
+          customDailyLimit: null,
+          createdAt: T0,
+        },
+        null,
+      );
+      const p: Pixel = {
+        id: newId('px'),
+        accountId,
+        name: 'Shop',
+        domain: 'shop.example.com',
+        trackingDomain: 'shop.example.com',
+        status: 'active',
+        createdAt: T0,
+        updatedAt: T0,
+      };
+      await store.pixels.createPixel(p, null, []);
+      return p;
+    }
+    const ev = (p: Pixel, eventId: string, fields: Partial<TrackedEvent> = {}) =>
+      bareEvent({ accountId: p.accountId, pixelId: p.id, eventId, timestamp: T0, ...fields });
+    const insert = async (events: TrackedEvent[]) => {
+      for (const r of await store.events.insertEvents(events.map((event) => ({ event, emit: [] }))))
+        assert.equal(r.status, 'fulfilled');
+    };
+    const stats = (p: Pixel, interval: 'hour' | 'day') =>
+      store.stats.eventStats({
+        accountId: p.accountId,
+        pixelId: p.id,
+        interval,
+        first: -1e6,
+        last: 1e7,
+      });
+    const total = async (p: Pixel) =>
+      (
+        await store.events.listEvents({
+          accountId: p.accountId,
+          pixelId: p.id,
+          limit: 1,
+          offset: 0,
+        })
+      ).total;
+
+    it('erases only matching events within the arrival window, and uncounts them', async () => {
+      const p = await pixel();
+      const first = await store.lifecycle.lastSeq();
+      await insert([
+        ev(p, 'a', { userData: { em: 'x', email: 'h1' }, value: 5 }),
+        ev(p, 'b', { userData: { phone: 'h2' }, value: 7, timestamp: at(HOUR) }),
+        ev(p, 'c', { userData: { email: 'other' }, value: 1 }),
+        ev(p, 'd', { value: 2 }),
+      ]);
+      const last = await store.lifecycle.lastSeq();
+      assert.equal(last - first, 4);
+      const erase = (afterSeq: number, throughSeq: number) =>
+        store.lifecycle.erasePerson({
+          accountId: p.accountId,
+          pixelIds: [p.id],
+          keys: { email: 'h1', phone: 'h2' },
+          afterSeq,
+          throughSeq,
+        });
+      // A window that ends before the matches, then another account's scope: nothing.
+      assert.equal(await erase(first, first), 0);
+      assert.equal(
+        await store.lifecycle.erasePerson({
+          accountId: newId('acct'),
+          pixelIds: null,
+          keys: { email: 'h1' },
+          afterSeq: 0,
+          throughSeq: last,
+        }),
+        0,
+      );
+      assert.equal(await erase(first, last), 2);
+      assert.equal(await total(p), 2);
+      assert.deepEqual(
+        (await stats(p, 'hour')).map((b) => [b.start.toISOString(), b.count, b.valueSum]),
+        [[T0.toISOString(), 2, 3]],
+      );
+      assert.deepEqual(
+        (await stats(p, 'day')).map((b) => [b.count, b.valueSum]),
+        [[2, 3]],
+      );
+    });
+
+    it('purges the oldest events first in batches of at most the limit, counts included', async () => {
+      const p = await pixel();
+      await insert(
+        Array.from({ length: 5 }, (_, i) => ev(p, `old-${i}`, { timestamp: at(-i * 24 * HOUR) })),
+      );
+      await insert([ev(p, 'new', { timestamp: at(HOUR) })]);
+      const cutoff = at(1);
+      assert.equal(await store.lifecycle.purgeBatch(p.accountId, p.id, cutoff, 2), 2);
+      assert.equal(await store.lifecycle.purgeBatch(p.accountId, p.id, cutoff, 2), 2);
+      // The oldest went first: what is left of the old ones is the newest of them.
+      const left = await store.events.listEvents({
+        accountId: p.accountId,
+        pixelId: p.id,
+        limit: 10,
+        offset: 0,
+      });
+      assert.deepEqual(
+        left.events.map((e) => e.eventId),
+        ['new', 'old-0'],
+      );
+      assert.equal(await store.lifecycle.purgeBatch(p.accountId, p.id, cutoff, 2), 1);
+      assert.equal(await store.lifecycle.purgeBatch(p.accountId, p.id, cutoff, 2), 0);
+      assert.equal(await total(p), 1);
+      assert.deepEqual(
+        (await stats(p, 'day')).map((b) => b.count),
+        [1],
+      );
+    });
+
+    it('pages an export oldest first by (timestamp, arrival), within the bounds', async () => {
+      const p = await pixel();
+      await insert([
+        ev(p, 'late', { timestamp: at(2 * HOUR) }),
+        ev(p, 'tie-1', { timestamp: at(HOUR), customData: { n: 1 } }),
+        ev(p, 'tie-2', { timestamp: at(HOUR) }),
+        ev(p, 'early', { timestamp: at(0) }),
+        ev(p, 'outside', { timestamp: at(-HOUR) }),
+      ]);
+      const seen: string[] = [];
+      let after = null;
+      for (;;) {
+        const page = await store.lifecycle.exportPage({
+          accountId: p.accountId,
+          pixelId: p.id,
+          from: at(0),
+          to: at(2 * HOUR),
+          after,
+          limit: 2,
+        });
+        seen.push(...page.events.map((e) => e.eventId));
+        if (!page.next) break;
+        after = page.next;
+      }
+      assert.deepEqual(seen, ['early', 'tie-1', 'tie-2', 'late']);
+    });
+  });
+}

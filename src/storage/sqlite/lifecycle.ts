@@ -1,0 +1,171 @@
+import type { TrackedEvent } from '../../domain/model.ts';
+import type { ExportCursor, ExportQuery, LifecycleStore, PersonKeys } from '../../domain/ports.ts';
+import { type DeletedEvent, dailyOf, decrementsOf, totalsOf } from '../event-totals.ts';
+import type { EventRow } from '../rows.ts';
+import type { SqliteDatabase } from './database.ts';
+import type { DurableCommit } from './wal-sync.ts';
+
+interface DeletedRow {
+  pixel_id: string;
+  account_id: string;
+  event_name: string;
+  timestamp: number;
+  value: number | null;
+}
+
+const RETURNING = 'RETURNING pixel_id, account_id, event_name, timestamp, value';
+
+const deletedEvent = (r: DeletedRow): DeletedEvent => ({
+  pixelId: r.pixel_id,
+  accountId: r.account_id,
+  eventName: r.event_name,
+  timestampMs: r.timestamp,
+  value: r.value,
+});
+
+/** The user_data fields a person is matched on; the column names are fixed, never input. */
+const KEY_FIELDS = ['email', 'phone', 'external_id'] as const;
+
+export class SqliteLifecycleStore implements LifecycleStore {
+  private readonly takeHour;
+  private readonly takeDay;
+  private readonly takeTotal;
+  private readonly dropHour;
+  private readonly dropDay;
+  private readonly dropTotal;
+  private readonly purge;
+
+  constructor(
+    private readonly db: SqliteDatabase,
+    private readonly durable: DurableCommit,
+    private readonly toEvent: (row: EventRow) => TrackedEvent,
+  ) {
+    const key = 'pixel_id = @pixelId AND account_id = @accountId AND event_name = @eventName';
+    this.takeHour = db.prepare(
+      `UPDATE event_counts SET n = n - @n, value_sum = value_sum - @valueSum WHERE ${key} AND hour = @hour`,
+    );
+    this.takeDay = db.prepare(
+      `UPDATE event_counts_daily SET n = n - @n, value_sum = value_sum - @valueSum WHERE ${key} AND day = @day`,
+    );
+    this.takeTotal = db.prepare(`UPDATE event_totals SET n = n - @n WHERE ${key}`);
+    // A bucket left with no events is removed: the stats leave out empty buckets.
+    this.dropHour = db.prepare(`DELETE FROM event_counts WHERE ${key} AND hour = @hour AND n <= 0`);
+    this.dropDay = db.prepare(
+      `DELETE FROM event_counts_daily WHERE ${key} AND day = @day AND n <= 0`,
+    );
+    this.dropTotal = db.prepare(`DELETE FROM event_totals WHERE ${key} AND n <= 0`);
+    // Oldest first through the (account, pixel, timestamp) index: each batch is a short range.
+    this.purge = db.prepare<[string, string, number, number], DeletedRow>(
+      `DELETE FROM events WHERE seq IN (
+         SELECT seq FROM events WHERE account_id = ? AND pixel_id = ? AND timestamp < ?
+          ORDER BY timestamp LIMIT ?) ${RETURNING}`,
+    );
+  }
+
+  /** Takes the deleted rows off the counts; runs inside the delete's transaction. */
+  private uncount(rows: DeletedRow[]): void {
+    const hours = decrementsOf(rows.map(deletedEvent));
+    for (const h of hours) {
+      this.takeHour.run(h);
+      this.dropHour.run(h);
+    }
+    for (const d of dailyOf(hours)) {
+      this.takeDay.run(d);
+      this.dropDay.run(d);
+    }
+    for (const t of totalsOf(hours)) {
+      this.takeTotal.run(t);
+      this.dropTotal.run(t);
+    }
+  }
+
+  /** One IMMEDIATE transaction, flushed like an insert before the caller hears of it. */
+  private async deleting(run: () => DeletedRow[]): Promise<number> {
+    const tx = this.db.transaction(() => {
+      const rows = run();
+      this.uncount(rows);
+      return rows.length;
+    });
+    return this.durable(() => tx.immediate());
+  }
+
+  async lastSeq(): Promise<number> {
+    return (
+      (this.db.prepare('SELECT coalesce(max(seq), 0) FROM events').pluck().get() as number) ?? 0
+    );
+  }
+
+  async erasePerson(o: {
+    accountId: string;
+    pixelIds: string[] | null;
+    keys: PersonKeys;
+    afterSeq: number;
+    throughSeq: number;
+  }): Promise<number> {
+    const match = KEY_FIELDS.filter((f) => o.keys[f] !== undefined).map(
+      (f) => `json_extract(user_data, '$.${f}') = @${f}`,
+    );
+    if (match.length === 0) return 0;
+    const pixels =
+      o.pixelIds === null ? '' : 'AND pixel_id IN (SELECT value FROM json_each(@pixels))';
+    const statement = this.db.prepare<Record<string, unknown>, DeletedRow>(
+      `DELETE FROM events WHERE seq > @after AND seq <= @through AND account_id = @accountId
+         ${pixels} AND user_data IS NOT NULL AND (${match.join(' OR ')}) ${RETURNING}`,
+    );
+    const params: Record<string, unknown> = {
+      after: o.afterSeq,
+      through: o.throughSeq,
+      accountId: o.accountId,
+      ...(o.pixelIds !== null && { pixels: JSON.stringify(o.pixelIds) }),
+    };
+    for (const f of KEY_FIELDS) if (o.keys[f] !== undefined) params[f] = o.keys[f];
+    return this.deleting(() => statement.all(params));
+  }
+
+  async exportPage(q: ExportQuery) {
+    const where = ['account_id = @accountId', 'pixel_id = @pixelId'];
+    if (q.from) where.push('timestamp >= @from');
+    if (q.to) where.push('timestamp <= @to');
+    // Written as a range on timestamp (as the PostgreSQL adapter must), so the index bounds it.
+    if (q.after) where.push('timestamp >= @afterTs AND (timestamp > @afterTs OR seq > @afterSeq)');
+    const rows = this.db
+      .prepare(
+        `SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY timestamp, seq LIMIT @limit`,
+      )
+      .all({
+        accountId: q.accountId,
+        pixelId: q.pixelId,
+        ...(q.from && { from: q.from.getTime() }),
+        ...(q.to && { to: q.to.getTime() }),
+        ...(q.after && { afterTs: q.after.timestamp.getTime(), afterSeq: q.after.seq }),
+        limit: q.limit,
+      }) as (EventRow & { seq: number })[];
+    const last = rows.at(-1);
+    const next: ExportCursor | null =
+      last && rows.length === q.limit
+        ? { timestamp: new Date(last.timestamp as number), seq: last.seq }
+        : null;
+    return { events: rows.map(this.toEvent), next };
+  }
+
+  async retentionDays(accountId: string): Promise<number | null> {
+    const days = this.db
+      .prepare('SELECT days FROM account_retention WHERE account_id = ?')
+      .pluck()
+      .get(accountId) as number | undefined;
+    return days ?? null;
+  }
+
+  async setRetentionDays(accountId: string, days: number): Promise<void> {
+    this.db
+      .prepare(
+        `INSERT INTO account_retention (account_id, days) VALUES (?, ?)
+         ON CONFLICT (account_id) DO UPDATE SET days = excluded.days`,
+      )
+      .run(accountId, days);
+  }
+
+  purgeBatch(accountId: string, pixelId: string, before: Date, limit: number): Promise<number> {
+    return this.deleting(() => this.purge.all(accountId, pixelId, before.getTime(), limit));
+  }
+}
