@@ -37,6 +37,9 @@ export interface Ga4Server extends PlatformServer {
   now: () => number;
 }
 
+// GA4's name rules, restated here on purpose rather than imported from
+// src/domain/forwarding/event-names.ts: the stand-in must judge our payloads by the platform's
+// documented rules, so a mistake in our mapping cannot also hide in the judge.
 const NAME = /^\p{L}[\p{L}\p{N}_]*$/u;
 const RESERVED_PREFIXES = ['_', 'firebase_', 'ga_', 'google_', 'gtag.'];
 const RESERVED_EVENTS = new Set([
