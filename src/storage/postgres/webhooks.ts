@@ -21,9 +21,11 @@ import {
 } from '../../domain/webhooks/delivery.ts';
 import { storableText } from '../../domain/webhooks/response-excerpt.ts';
 import { GroupCommit } from '../group-commit.ts';
+import * as endpoints from '../queries/webhook-endpoints.ts';
 import * as rows from '../rows.ts';
 import { type AttemptRow, type EndpointRow, postgresCodec } from '../rows.ts';
 import { inTransaction } from './database.ts';
+import { PostgresRunner } from './runner.ts';
 
 const toEndpoint = (r: EndpointRow) => rows.toEndpoint(postgresCodec, r);
 const toAttempt = (r: AttemptRow) => rows.toAttempt(postgresCodec, r);
@@ -124,7 +126,11 @@ interface DueRow {
 }
 
 export class PostgresWebhookStore implements WebhookStore {
-  constructor(private readonly pool: pg.Pool) {}
+  private readonly runner: PostgresRunner;
+
+  constructor(private readonly pool: pg.Pool) {
+    this.runner = new PostgresRunner(pool);
+  }
 
   async createEndpoint(e: WebhookEndpoint, limit: number | null) {
     return inTransaction(this.pool, async (db): Promise<'created' | 'limit_exceeded'> => {
@@ -166,20 +172,12 @@ export class PostgresWebhookStore implements WebhookStore {
     );
   }
 
-  async listEndpoints(accountId: string): Promise<WebhookEndpoint[]> {
-    const { rows } = await this.pool.query<EndpointRow>(
-      'SELECT * FROM webhook_endpoints WHERE account_id = $1 AND deleted_at IS NULL ORDER BY created_at, id',
-      [accountId],
-    );
-    return rows.map(toEndpoint);
+  listEndpoints(accountId: string): Promise<WebhookEndpoint[]> {
+    return this.runner.read(() => endpoints.listEndpoints(this.runner.sql, accountId));
   }
 
-  async getEndpoint(accountId: string, endpointId: string): Promise<WebhookEndpoint | null> {
-    const { rows } = await this.pool.query<EndpointRow>(
-      'SELECT * FROM webhook_endpoints WHERE account_id = $1 AND id = $2 AND deleted_at IS NULL',
-      [accountId, endpointId],
-    );
-    return rows[0] ? toEndpoint(rows[0]) : null;
+  getEndpoint(accountId: string, endpointId: string): Promise<WebhookEndpoint | null> {
+    return this.runner.read(() => endpoints.getEndpoint(this.runner.sql, accountId, endpointId));
   }
 
   async updateEndpoint(accountId: string, endpointId: string, change: Change<WebhookEndpoint>) {

@@ -21,9 +21,11 @@ import {
 } from '../../domain/webhooks/delivery.ts';
 import { storableText } from '../../domain/webhooks/response-excerpt.ts';
 import { GroupCommit } from '../group-commit.ts';
+import * as endpoints from '../queries/webhook-endpoints.ts';
 import * as rows from '../rows.ts';
 import { type AttemptRow, type EndpointRow, sqliteCodec } from '../rows.ts';
 import { commitWithoutFlush, type SqliteDatabase } from './database.ts';
+import { SqliteRunner } from './runner.ts';
 import type { DurableCommit } from './wal-sync.ts';
 
 const toEndpoint = (r: EndpointRow) => rows.toEndpoint(sqliteCodec, r);
@@ -130,11 +132,14 @@ export class SqliteWebhookStore implements WebhookStore {
     return prepared;
   }
 
+  private readonly runner: SqliteRunner;
+
   constructor(
     private readonly db: SqliteDatabase,
     private readonly outbox: ReturnType<typeof outboxWriter>,
     private readonly durable: DurableCommit,
   ) {
+    this.runner = new SqliteRunner(db);
     this.selectOne = db.prepare<[string, string], EndpointRow>(
       'SELECT * FROM webhook_endpoints WHERE account_id = ? AND id = ? AND deleted_at IS NULL',
     );
@@ -175,17 +180,12 @@ export class SqliteWebhookStore implements WebhookStore {
     ).run(endpointParams(endpoint));
   }
 
-  async listEndpoints(accountId: string): Promise<WebhookEndpoint[]> {
-    return (
-      this.statement(
-        'SELECT * FROM webhook_endpoints WHERE account_id = ? AND deleted_at IS NULL ORDER BY created_at, id',
-      ).all(accountId) as EndpointRow[]
-    ).map(toEndpoint);
+  listEndpoints(accountId: string): Promise<WebhookEndpoint[]> {
+    return this.runner.read(() => endpoints.listEndpoints(this.runner.sql, accountId));
   }
 
-  async getEndpoint(accountId: string, endpointId: string): Promise<WebhookEndpoint | null> {
-    const row = this.selectOne.get(accountId, endpointId);
-    return row ? toEndpoint(row) : null;
+  getEndpoint(accountId: string, endpointId: string): Promise<WebhookEndpoint | null> {
+    return this.runner.read(() => endpoints.getEndpoint(this.runner.sql, accountId, endpointId));
   }
 
   async updateEndpoint(accountId: string, endpointId: string, change: Change<WebhookEndpoint>) {

@@ -1,0 +1,116 @@
+/**
+ * Queries written once for both databases (issue 16's seam).
+ *
+ * A shared query is a generator: it yields compiled statements and receives their rows, so the
+ * same code runs synchronously on better-sqlite3 (inside `db.transaction`, which must not await)
+ * and asynchronously on pg (inside one pooled client's transaction). Each adapter's runner
+ * (sqlite/runner.ts, postgres/runner.ts) drives it with its own driver. Statements are built
+ * with Kysely, used only as a typed builder compiled per dialect: it never holds a connection.
+ *
+ *   function* renamePixel(db: Sql, id: string, name: string): Query<Pixel | null> {
+ *     const row = yield* first(db.q.selectFrom('pixels').selectAll().where('id', '=', id));
+ *     if (!row) return null;
+ *     yield* run(db.q.updateTable('pixels').set({ name }).where('id', '=', id));
+ *     return toPixel(db.codec, { ...row, name });
+ *   }
+ */
+import {
+  type Compilable,
+  type CompiledQuery,
+  DummyDriver,
+  Kysely,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  SqliteAdapter,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+} from 'kysely';
+import { type Codec, postgresCodec, sqliteCodec } from '../rows.ts';
+import type { Tables } from './tables.ts';
+
+export type DialectName = 'sqlite' | 'postgres';
+
+/** What a shared query builds with: the dialect's builder and how its driver returns types. */
+export interface Sql {
+  readonly dialect: DialectName;
+  /** Builds statements only; compiling one never touches a database. */
+  readonly q: Kysely<Tables>;
+  /** Reads driver values into the model's types. */
+  readonly codec: Codec;
+  /** Writes the model's types as this database stores them. */
+  readonly store: StoreCodec;
+}
+
+/** The inverse of `Codec`: how a value is written (SQLite: ms, 0/1, JSON text). */
+export interface StoreCodec {
+  time(value: Date): number | Date;
+  timeOrNull(value: Date | null): number | Date | null;
+  bool(value: boolean): number | boolean;
+  /** JSON documents (SQLite: text; pg: json/jsonb, which pg serialises from a string too). */
+  json(value: unknown): string;
+  /** A list of strings (SQLite: JSON text; pg: text[]). */
+  list(values: readonly string[]): string | readonly string[];
+}
+
+/** One statement for the runner, and what the generator wants back. */
+export type Step =
+  | { kind: 'all'; query: CompiledQuery }
+  | { kind: 'first'; query: CompiledQuery }
+  | { kind: 'run'; query: CompiledQuery };
+
+export type Query<T> = Generator<Step, T, unknown>;
+
+/** Every row the statement returns. */
+export function* all<R>(statement: Compilable<R>): Query<R[]> {
+  return (yield { kind: 'all', query: statement.compile() }) as R[];
+}
+
+/** The first row, or undefined. */
+export function* first<R>(statement: Compilable<R>): Query<R | undefined> {
+  return (yield { kind: 'first', query: statement.compile() }) as R | undefined;
+}
+
+/** Runs a statement for its effect; answers how many rows it changed. */
+export function* run(statement: Compilable<unknown>): Query<number> {
+  return (yield { kind: 'run', query: statement.compile() }) as number;
+}
+
+function builder(dialect: DialectName): Kysely<Tables> {
+  const sqlite = dialect === 'sqlite';
+  return new Kysely<Tables>({
+    dialect: {
+      createAdapter: () => (sqlite ? new SqliteAdapter() : new PostgresAdapter()),
+      createDriver: () => new DummyDriver(),
+      createIntrospector: (db) =>
+        sqlite ? new SqliteIntrospector(db) : new PostgresIntrospector(db),
+      createQueryCompiler: () => (sqlite ? new SqliteQueryCompiler() : new PostgresQueryCompiler()),
+    },
+  });
+}
+
+export const sqliteSql: Sql = {
+  dialect: 'sqlite',
+  q: builder('sqlite'),
+  codec: sqliteCodec,
+  store: {
+    time: (d) => d.getTime(),
+    timeOrNull: (d) => (d === null ? null : d.getTime()),
+    bool: (b) => (b ? 1 : 0),
+    json: (v) => JSON.stringify(v),
+    list: (v) => JSON.stringify(v),
+  },
+};
+
+export const postgresSql: Sql = {
+  dialect: 'postgres',
+  q: builder('postgres'),
+  codec: postgresCodec,
+  store: {
+    time: (d) => d,
+    timeOrNull: (d) => d,
+    bool: (b) => b,
+    json: (v) => JSON.stringify(v),
+    list: (v) => v,
+  },
+};

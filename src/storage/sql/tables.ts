@@ -1,0 +1,153 @@
+/**
+ * Every table as the shared queries see it, declared once for both databases. A column whose
+ * driver type differs by database (time, booleans, JSON) is `Stored`: written through
+ * `Sql.store`, read back through `Sql.codec` (rows.ts). Tables only the hot paths touch with
+ * hand-written SQL (events, the count rollups) are declared here too so that shared reads of
+ * them are typed.
+ */
+import type { ColumnType, Generated } from 'kysely';
+
+/** A time, boolean or JSON column: SQLite and pg hand back different JS types. */
+export type Stored = ColumnType<unknown, unknown, unknown>;
+
+export interface AccountsTable {
+  id: string;
+  name: string;
+  plan: string;
+  status: string;
+  custom_requests_per_minute: number | null;
+  custom_daily_limit: number | null;
+  created_at: Stored;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  account_id: string;
+  key_hash: string;
+  prefix: string;
+  last4: string;
+  name: string;
+  scope: string;
+  created_at: Stored;
+  revoked_at: Stored | null;
+  last_used_at: Stored | null;
+}
+
+export interface PixelsTable {
+  id: string;
+  account_id: string;
+  name: string;
+  domain: string;
+  tracking_domain: string;
+  status: string;
+  created_at: Stored;
+  updated_at: Stored;
+}
+
+export interface EventsTable {
+  seq: Generated<number>;
+  account_id: string;
+  pixel_id: string;
+  event_id: string;
+  event_name: string;
+  value: number | null;
+  currency: string | null;
+  timestamp: Stored;
+  received_at: Stored;
+  url: string | null;
+  referrer: string | null;
+  title: string | null;
+  search_string: string | null;
+  user_data: Stored | null;
+  custom_data: Stored | null;
+}
+
+export interface WebhookEndpointsTable {
+  id: string;
+  account_id: string;
+  url: string;
+  events: Stored;
+  description: string | null;
+  enabled: Stored;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: Stored | null;
+  failing_since: Stored | null;
+  disabled_reason: string | null;
+  created_at: Stored;
+  updated_at: Stored;
+  deleted_at: Stored | null;
+}
+
+export interface WebhookMessagesTable {
+  id: string;
+  account_id: string;
+  event_type: string;
+  data: Stored;
+  created_at: Stored;
+}
+
+export interface WebhookDeliveriesTable {
+  message_id: string;
+  endpoint_id: string;
+  account_id: string;
+  status: string;
+  attempts: number;
+  next_attempt_at: Stored | null;
+  lease_until: Stored | null;
+  lease_owner: string | null;
+  body: string | null;
+  first_sent_at: Stored | null;
+}
+
+export interface WebhookAttemptsTable {
+  id: Generated<number>;
+  public_id: string;
+  message_id: string;
+  endpoint_id: string;
+  account_id: string;
+  attempt: number;
+  status: string;
+  response_status_code: number | null;
+  duration_ms: number | null;
+  error: string | null;
+  response_body: string | null;
+  attempted_at: Stored;
+}
+
+export interface EventRollupTable {
+  pixel_id: string;
+  account_id: string;
+  event_name: string;
+  n: number;
+  value_sum: number;
+}
+
+export interface DashboardSessionsTable {
+  token_hash: string;
+  account_id: string;
+  key_id: string;
+  created_at: Stored;
+  expires_at: Stored;
+}
+
+export interface AccountRetentionTable {
+  account_id: string;
+  days: number;
+}
+
+export interface Tables {
+  accounts: AccountsTable;
+  api_keys: ApiKeysTable;
+  pixels: PixelsTable;
+  events: EventsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_messages: WebhookMessagesTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
+  event_totals: Omit<EventRollupTable, 'value_sum'>;
+  event_counts: EventRollupTable & { hour: number };
+  event_counts_daily: EventRollupTable & { day: number };
+  dashboard_sessions: DashboardSessionsTable;
+  account_retention: AccountRetentionTable;
+}

@@ -1,0 +1,66 @@
+import type { Statement } from 'better-sqlite3';
+import type { CompiledQuery } from 'kysely';
+import { type Query, type Sql, type Step, sqliteSql } from '../sql/query.ts';
+import type { SqliteDatabase } from './database.ts';
+
+/**
+ * Drives shared queries (sql/query.ts) on better-sqlite3: synchronously, so a transaction is
+ * one `db.transaction` call that nothing else on the event loop can interleave with.
+ */
+export class SqliteRunner {
+  readonly sql: Sql = sqliteSql;
+  private readonly statements = new Map<string, Statement>();
+
+  constructor(private readonly db: SqliteDatabase) {}
+
+  /** Runs `work` outside a transaction (reads, and single statements). */
+  read<T>(work: () => Query<T>): Promise<T> {
+    try {
+      return Promise.resolve(this.drive(work()));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** Runs `work` in one IMMEDIATE transaction, committed (and flushed) before resolving. */
+  transaction<T>(work: () => Query<T>): Promise<T> {
+    try {
+      return Promise.resolve(this.db.transaction(() => this.drive(work())).immediate());
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** Drives `query` to its end synchronously; for callers already inside a transaction. */
+  drive<T>(query: Query<T>): T {
+    let next = query.next();
+    while (!next.done) {
+      next = query.next(this.step(next.value));
+    }
+    return next.value;
+  }
+
+  private step(step: Step): unknown {
+    const statement = this.prepare(step.query);
+    const params = step.query.parameters.map(bindable);
+    if (step.kind === 'run') return statement.run(...params).changes;
+    if (step.kind === 'first') return statement.get(...params);
+    return statement.all(...params);
+  }
+
+  private prepare(query: CompiledQuery): Statement {
+    let statement = this.statements.get(query.sql);
+    if (!statement) {
+      statement = this.db.prepare(query.sql);
+      this.statements.set(query.sql, statement);
+    }
+    return statement;
+  }
+}
+
+/** better-sqlite3 binds numbers, strings, bigints, buffers and null; never booleans or dates. */
+function bindable(value: unknown): unknown {
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  if (value instanceof Date) return value.getTime();
+  return value;
+}
