@@ -1,0 +1,255 @@
+/** The signed-in dashboard's pages and forms, over the same domain verbs as the API. */
+import type { FastifyReply } from 'fastify';
+import { TrackwayError } from '../../domain/errors.ts';
+import { createKey, revokeKey } from '../../domain/keys/keys.ts';
+import { CreateKeySchema } from '../../domain/keys/schemas.ts';
+import { createPixel, updatePixel } from '../../domain/pixels/pixels.ts';
+import { CreatePixelSchema, UpdatePixelSchema } from '../../domain/pixels/schemas.ts';
+import { compileValidator } from '../../domain/validation.ts';
+import {
+  createWebhook,
+  deleteWebhook,
+  retryDelivery,
+  rotateWebhookSecret,
+  sendTestWebhook,
+  updateWebhook,
+  type WebhookContext,
+} from '../../domain/webhooks/endpoints.ts';
+import {
+  CreateWebhookSchema,
+  TestWebhookSchema,
+  UpdateWebhookSchema,
+} from '../../domain/webhooks/schemas.ts';
+import { type Form, input, one, type Screen, type Screens } from './kit.ts';
+import type { Flash } from './layout.ts';
+import { eventsBody } from './pages/events.ts';
+import { keysBody } from './pages/keys.ts';
+import { overviewBody, type Usage } from './pages/overview.ts';
+import { pixelEditBody, pixelsBody } from './pages/pixels.ts';
+import { tailBody } from './pages/tail.ts';
+import { webhookBody, webhooksBody } from './pages/webhooks.ts';
+
+type PixelParams = { pixel_id: string };
+type WebhookParams = { webhook_id: string };
+
+const validCreatePixel = compileValidator(CreatePixelSchema);
+const validUpdatePixel = compileValidator(UpdatePixelSchema);
+const validCreateKey = compileValidator(CreateKeySchema);
+const validCreateWebhook = compileValidator(CreateWebhookSchema);
+const validUpdateWebhook = compileValidator(UpdateWebhookSchema);
+const validTestWebhook = compileValidator(TestWebhookSchema);
+
+const PIXEL_FIELDS = ['name', 'domain', 'tracking_domain'];
+
+export function registerScreens(
+  screens: Screens,
+  usageOf: (reply: FastifyReply) => Usage | null,
+): void {
+  screens.page('/dashboard', async (request, ctx, _flash, reply) => ({
+    section: '/dashboard',
+    title: 'Overview',
+    body: await overviewBody(ctx, request.query, usageOf(reply)),
+  }));
+
+  // Pixels
+  const pixels = async (ctx: WebhookContext, flash: Flash, form: Record<string, string> = {}) =>
+    ({
+      section: '/dashboard/pixels',
+      title: 'Pixels',
+      body: await pixelsBody(ctx, form),
+      flash,
+    }) satisfies Screen;
+  const pixel = async (ctx: WebhookContext, pixelId: string, flash: Flash = {}) =>
+    ({
+      section: '/dashboard/pixels',
+      title: 'Edit pixel',
+      body: await pixelEditBody(ctx, pixelId),
+      flash,
+    }) satisfies Screen;
+  const pixelUrl = (id: string, done: string) =>
+    `/dashboard/pixels/${encodeURIComponent(id)}?done=${done}`;
+  screens.page('/dashboard/pixels', (_request, ctx, flash) => pixels(ctx, flash));
+  screens.form(
+    '/dashboard/pixels',
+    async (request, ctx) => {
+      await createPixel({ ctx, input: input(validCreatePixel, request.body, PIXEL_FIELDS) });
+      return '/dashboard/pixels?done=pixel-created';
+    },
+    // The form again as it was filled in, so a typo costs one field, not three.
+    (request, ctx) =>
+      pixels(ctx, {}, Object.fromEntries(PIXEL_FIELDS.map((f) => [f, one(request.body, f) ?? '']))),
+  );
+  screens.page<PixelParams>('/dashboard/pixels/:pixel_id', (request, ctx, flash) =>
+    pixel(ctx, request.params.pixel_id, flash),
+  );
+  screens.form<PixelParams>(
+    '/dashboard/pixels/:pixel_id',
+    async (request, ctx) => {
+      const body = input(validUpdatePixel, request.body, [...PIXEL_FIELDS, 'status']);
+      await updatePixel({ ctx, pixelId: request.params.pixel_id, input: body });
+      return pixelUrl(request.params.pixel_id, 'pixel-saved');
+    },
+    (request, ctx) => pixel(ctx, request.params.pixel_id),
+  );
+  screens.form<PixelParams>(
+    '/dashboard/pixels/:pixel_id/status',
+    async (request, ctx) => {
+      const body = input(validUpdatePixel, request.body, ['status']);
+      await updatePixel({ ctx, pixelId: request.params.pixel_id, input: body });
+      return `/dashboard/pixels?done=pixel-${body.status === 'paused' ? 'paused' : 'active'}`;
+    },
+    (_request, ctx) => pixels(ctx, {}),
+  );
+
+  // Events: a bad filter shows the explorer again without it, and the reason.
+  screens.page('/dashboard/events', async (request, ctx) => {
+    const screen = { section: '/dashboard/events', title: 'Events' } as const;
+    try {
+      return { ...screen, body: await eventsBody(ctx, request.query) };
+    } catch (error) {
+      if (!isInvalid(error)) throw error;
+      const { pixel_id } = request.query;
+      return {
+        ...screen,
+        body: await eventsBody(ctx, pixel_id ? { pixel_id } : {}),
+        flash: { error: error.message },
+        status: 400,
+      };
+    }
+  });
+
+  screens.page('/dashboard/tail', async (request, ctx) => ({
+    section: '/dashboard/tail',
+    title: 'Live tail',
+    body: await tailBody(ctx, request.query),
+  }));
+
+  // Webhooks
+  const webhooks = async (ctx: WebhookContext, flash: Flash, created?: { secret: string }) =>
+    ({
+      section: '/dashboard/webhooks',
+      title: 'Webhooks',
+      body: await webhooksBody(ctx, created),
+      flash,
+    }) satisfies Screen;
+  const webhook = async (
+    ctx: WebhookContext,
+    id: string,
+    flash: Flash = {},
+    rotated?: { secret: string },
+  ) =>
+    ({
+      section: '/dashboard/webhooks',
+      title: 'Webhook endpoint',
+      body: await webhookBody(ctx, id, rotated),
+      flash,
+    }) satisfies Screen;
+  const hookUrl = (id: string, done: string) =>
+    `/dashboard/webhooks/${encodeURIComponent(id)}?done=${done}`;
+  screens.page('/dashboard/webhooks', (_request, ctx, flash) => webhooks(ctx, flash));
+  screens.form(
+    '/dashboard/webhooks',
+    async (request, ctx) => {
+      const description = one(request.body, 'description')?.trim();
+      const body = validCreateWebhook({
+        url: one(request.body, 'url')?.trim() ?? '',
+        events: list(request.body, 'events'),
+        ...(description && { description }),
+      });
+      const created = await createWebhook({ ctx, input: body });
+      // The secret is shown in this response only: no redirect, nothing stored for later.
+      return webhooks(ctx, { notice: 'Endpoint created.' }, created);
+    },
+    (_request, ctx) => webhooks(ctx, {}),
+  );
+  screens.page<WebhookParams>('/dashboard/webhooks/:webhook_id', (request, ctx, flash) =>
+    webhook(ctx, request.params.webhook_id, flash),
+  );
+  screens.form<WebhookParams>(
+    '/dashboard/webhooks/:webhook_id/test',
+    async (request, ctx) => {
+      const body = input(validTestWebhook, request.body, ['event']);
+      await sendTestWebhook({ ctx, id: request.params.webhook_id, input: body });
+      return hookUrl(request.params.webhook_id, 'test-sent');
+    },
+    (request, ctx) => webhook(ctx, request.params.webhook_id),
+  );
+  screens.form<WebhookParams>(
+    '/dashboard/webhooks/:webhook_id/rotate-secret',
+    async (request, ctx) => {
+      const rotated = await rotateWebhookSecret({ ctx, id: request.params.webhook_id });
+      const notice = 'New secret made; the old one keeps signing for 24 hours.';
+      return webhook(ctx, request.params.webhook_id, { notice }, rotated);
+    },
+    (request, ctx) => webhook(ctx, request.params.webhook_id),
+  );
+  screens.form<WebhookParams>(
+    '/dashboard/webhooks/:webhook_id/enabled',
+    async (request, ctx) => {
+      const body = validUpdateWebhook({ enabled: one(request.body, 'enabled') === 'true' });
+      await updateWebhook({ ctx, id: request.params.webhook_id, input: body });
+      return hookUrl(request.params.webhook_id, 'webhook-saved');
+    },
+    (request, ctx) => webhook(ctx, request.params.webhook_id),
+  );
+  screens.form<WebhookParams>(
+    '/dashboard/webhooks/:webhook_id/delete',
+    async (request, ctx) => {
+      await deleteWebhook({ ctx, id: request.params.webhook_id });
+      return '/dashboard/webhooks?done=webhook-deleted';
+    },
+    (_request, ctx) => webhooks(ctx, {}),
+  );
+  screens.form<WebhookParams & { message_id: string }>(
+    '/dashboard/webhooks/:webhook_id/deliveries/:message_id/retry',
+    async (request, ctx) => {
+      const { webhook_id: id, message_id: messageId } = request.params;
+      await retryDelivery({ ctx, id, messageId });
+      return hookUrl(id, 'retried');
+    },
+    async (request, ctx) => ({ ...(await webhook(ctx, request.params.webhook_id)), status: 409 }),
+  );
+
+  // API keys
+  const keys = async (
+    request: { dashboardKeyId: string | null },
+    ctx: WebhookContext,
+    flash: Flash,
+    created?: { name: string; key: string },
+  ) =>
+    ({
+      section: '/dashboard/keys',
+      title: 'API keys',
+      body: await keysBody(ctx, request.dashboardKeyId ?? '', created),
+      flash,
+    }) satisfies Screen;
+  screens.page('/dashboard/keys', (request, ctx, flash) => keys(request, ctx, flash));
+  screens.form(
+    '/dashboard/keys',
+    async (request, ctx) => {
+      const body = input(validCreateKey, request.body, ['name', 'scope']);
+      const created = await createKey({ ctx, input: body });
+      // Shown in this response only: no redirect, nothing stored for later.
+      return { ...(await keys(request, ctx, { notice: 'Key created.' }, created)), status: 201 };
+    },
+    (request, ctx) => keys(request, ctx, {}),
+  );
+  screens.form<{ key_id: string }>(
+    '/dashboard/keys/:key_id/revoke',
+    async (request, ctx) => {
+      await revokeKey({ ctx, keyId: request.params.key_id });
+      // Revoking the session's own key ends the session (findSession joins the key).
+      return '/dashboard/keys?done=key-revoked';
+    },
+    (request, ctx) => keys(request, ctx, {}),
+  );
+}
+
+/** A checkbox group's values: none, one or many. */
+function list(form: Form, key: string): string[] {
+  const value = form[key];
+  return value === undefined ? [] : Array.isArray(value) ? value : [value];
+}
+
+const isInvalid = (error: unknown): error is TrackwayError =>
+  error instanceof TrackwayError && error.code === 'invalid_request';
