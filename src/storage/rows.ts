@@ -2,13 +2,16 @@
  * Each table's row, declared once for both stores, and read into the domain's model once.
  * What differs between the databases is only how a column type comes back from the driver,
  * and that is the codec's: time (SQLite: epoch milliseconds; pg: Date), booleans (SQLite: 0/1)
- * and JSON (SQLite: text; pg: parsed already). Writing stays with each adapter's SQL.
+ * and JSON (SQLite: text; pg: parsed already). Writing goes through `Sql.store` (sql/query.ts).
  */
 import type { PlanName, SubscriptionStatus } from '../domain/accounts/plans.ts';
 import type {
   Account,
   ApiKeyRecord,
+  DashboardSession,
   DeliveryAttempt,
+  KeyScope,
+  ManagedKey,
   Pixel,
   PixelStatus,
   TrackedEvent,
@@ -196,4 +199,38 @@ export const toAttempt = (c: Codec, r: AttemptRow): DeliveryAttempt => ({
   error: r.error,
   responseBody: r.response_body,
   attemptedAt: c.time(r.attempted_at),
+});
+
+export interface ManagedKeyRow extends KeyRow {
+  name: string;
+  scope: string;
+  last_used_at: Coded | null;
+}
+
+export const toManagedKey = (c: Codec, r: ManagedKeyRow): ManagedKey => ({
+  id: r.id,
+  accountId: r.account_id,
+  name: r.name,
+  scope: r.scope as KeyScope,
+  prefix: r.prefix,
+  last4: r.last4,
+  createdAt: c.time(r.created_at),
+  lastUsedAt: timeOrNull(c, r.last_used_at),
+  revokedAt: timeOrNull(c, r.revoked_at),
+});
+
+export interface SessionRow {
+  token_hash: string;
+  account_id: string;
+  key_id: string;
+  created_at: Coded;
+  expires_at: Coded;
+}
+
+export const toSession = (c: Codec, r: SessionRow): DashboardSession => ({
+  tokenHash: r.token_hash,
+  accountId: r.account_id,
+  keyId: r.key_id,
+  createdAt: c.time(r.created_at),
+  expiresAt: c.time(r.expires_at),
 });

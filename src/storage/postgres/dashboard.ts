@@ -7,7 +7,6 @@
 import pg from 'pg';
 import type {
   DashboardSession,
-  KeyScope,
   ManagedKey,
   SequencedEvent,
   StatsBucket,
@@ -21,78 +20,29 @@ import type {
   StatsStore,
 } from '../../domain/ports.ts';
 import { HOUR_MS } from '../event-totals.ts';
-import { type EventRow, toEvent } from './events.ts';
+import * as keys from '../queries/api-keys.ts';
+import * as sessions from '../queries/dashboard-sessions.ts';
+import * as events from '../queries/events.ts';
+import type { PostgresRunner } from './runner.ts';
 
-interface ManagedKeyRow {
-  id: string;
-  account_id: string;
-  name: string;
-  scope: string;
-  prefix: string;
-  last4: string;
-  created_at: Date;
-  last_used_at: Date | null;
-  revoked_at: Date | null;
-}
-
-const toManagedKey = (r: ManagedKeyRow): ManagedKey => ({
-  id: r.id,
-  accountId: r.account_id,
-  name: r.name,
-  scope: r.scope as KeyScope,
-  prefix: r.prefix,
-  last4: r.last4,
-  createdAt: r.created_at,
-  lastUsedAt: r.last_used_at,
-  revokedAt: r.revoked_at,
-});
-
-const KEY_COLUMNS =
-  'id, account_id, name, scope, prefix, last4, created_at, last_used_at, revoked_at';
-
+/** Keys API: shared queries (queries/api-keys.ts). */
 export class PostgresKeyStore implements KeyStore {
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(private readonly runner: PostgresRunner) {}
 
-  async createKey(k: NewManagedKeyRow): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO api_keys (id, account_id, key_hash, name, scope, prefix, last4, created_at, revoked_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-      [k.id, k.accountId, k.hash, k.name, k.scope, k.prefix, k.last4, k.createdAt, k.revokedAt],
-    );
+  createKey(k: NewManagedKeyRow): Promise<void> {
+    return this.runner.read(() => keys.createKey(this.runner.sql, k));
   }
 
-  async listKeys(accountId: string): Promise<ManagedKey[]> {
-    const { rows } = await this.pool.query<ManagedKeyRow>(
-      `SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = $1 ORDER BY created_at, id`,
-      [accountId],
-    );
-    return rows.map(toManagedKey);
+  listKeys(accountId: string): Promise<ManagedKey[]> {
+    return this.runner.read(() => keys.listKeys(this.runner.sql, accountId));
   }
 
-  async revokeKey(accountId: string, keyId: string, at: Date): Promise<ManagedKey | null> {
-    // One statement: revoke if live, then read the row either way (a repeat keeps the first time).
-    const { rows } = await this.pool.query<ManagedKeyRow>(
-      `WITH revoked AS (
-         UPDATE api_keys SET revoked_at = $3
-          WHERE id = $2 AND account_id = $1 AND revoked_at IS NULL
-         RETURNING ${KEY_COLUMNS}
-       )
-       SELECT * FROM revoked
-       UNION ALL
-       SELECT ${KEY_COLUMNS} FROM api_keys
-        WHERE id = $2 AND account_id = $1 AND NOT EXISTS (SELECT 1 FROM revoked)`,
-      [accountId, keyId, at],
-    );
-    return rows[0] ? toManagedKey(rows[0]) : null;
+  revokeKey(accountId: string, keyId: string, at: Date): Promise<ManagedKey | null> {
+    return this.runner.transaction(() => keys.revokeKey(this.runner.sql, accountId, keyId, at));
   }
 
-  async touchKey(keyId: string, at: Date): Promise<void> {
-    // Never moves backwards: two instances touching in either order leave the later time.
-    await this.pool.query(
-      `UPDATE api_keys SET last_used_at = $2
-        WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < $2)`,
-      [keyId, at],
-    );
+  touchKey(keyId: string, at: Date): Promise<void> {
+    return this.runner.read(() => keys.touchKey(this.runner.sql, keyId, at));
   }
 }
 
@@ -144,6 +94,7 @@ export class PostgresEventFeed implements EventFeed {
 
   constructor(
     private readonly pool: pg.Pool,
+    private readonly runner: PostgresRunner,
     private readonly channel: string,
   ) {}
 
@@ -202,28 +153,19 @@ export class PostgresEventFeed implements EventFeed {
     };
   }
 
-  async eventsBySeq(accountId: string, pixelId: string, seqs: number[]): Promise<SequencedEvent[]> {
-    if (seqs.length === 0) return [];
-    const { rows } = await this.pool.query<EventRow & { arrival: string }>(
-      `SELECT *, seq::text AS arrival FROM events
-        WHERE pixel_id = $1 AND account_id = $2 AND seq = ANY($3::bigint[]) ORDER BY seq`,
-      [pixelId, accountId, seqs],
-    );
-    return rows.map((r) => ({ seq: Number(r.arrival), event: toEvent(r) }));
+  eventsBySeq(accountId: string, pixelId: string, seqs: number[]): Promise<SequencedEvent[]> {
+    return this.runner.read(() => events.eventsBySeq(this.runner.sql, accountId, pixelId, seqs));
   }
 
-  async eventsAfter(
+  eventsAfter(
     accountId: string,
     pixelId: string,
     afterSeq: number,
     limit: number,
   ): Promise<SequencedEvent[]> {
-    const { rows } = await this.pool.query<EventRow & { arrival: string }>(
-      `SELECT *, seq::text AS arrival FROM events
-        WHERE pixel_id = $1 AND account_id = $2 AND seq > $3 ORDER BY seq LIMIT $4`,
-      [pixelId, accountId, afterSeq, limit],
+    return this.runner.read(() =>
+      events.eventsAfter(this.runner.sql, accountId, pixelId, afterSeq, limit),
     );
-    return rows.map((r) => ({ seq: Number(r.arrival), event: toEvent(r) }));
   }
 
   async close(): Promise<void> {
@@ -235,44 +177,19 @@ export class PostgresEventFeed implements EventFeed {
   }
 }
 
+/** Dashboard sessions: shared queries (queries/dashboard-sessions.ts). */
 export class PostgresSessionStore implements SessionStore {
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(private readonly runner: PostgresRunner) {}
 
-  async createSession(s: DashboardSession): Promise<void> {
-    // Expired sessions are swept as new ones arrive: the table stays the size of its use.
-    await this.pool.query('DELETE FROM dashboard_sessions WHERE expires_at <= $1', [s.createdAt]);
-    await this.pool.query(
-      `INSERT INTO dashboard_sessions (token_hash, account_id, key_id, created_at, expires_at)
-       VALUES ($1, $2, $3, $4, $5)`,
-      [s.tokenHash, s.accountId, s.keyId, s.createdAt, s.expiresAt],
-    );
+  createSession(s: DashboardSession): Promise<void> {
+    return this.runner.transaction(() => sessions.createSession(this.runner.sql, s));
   }
 
-  async findSession(tokenHash: string, now: Date): Promise<DashboardSession | null> {
-    const { rows } = await this.pool.query<{
-      token_hash: string;
-      account_id: string;
-      key_id: string;
-      created_at: Date;
-      expires_at: Date;
-    }>(
-      `SELECT s.* FROM dashboard_sessions s JOIN api_keys k ON k.id = s.key_id
-        WHERE s.token_hash = $1 AND s.expires_at > $2 AND k.revoked_at IS NULL`,
-      [tokenHash, now],
-    );
-    const row = rows[0];
-    return row
-      ? {
-          tokenHash: row.token_hash,
-          accountId: row.account_id,
-          keyId: row.key_id,
-          createdAt: row.created_at,
-          expiresAt: row.expires_at,
-        }
-      : null;
+  findSession(tokenHash: string, now: Date): Promise<DashboardSession | null> {
+    return this.runner.read(() => sessions.findSession(this.runner.sql, tokenHash, now));
   }
 
-  async deleteSession(tokenHash: string): Promise<void> {
-    await this.pool.query('DELETE FROM dashboard_sessions WHERE token_hash = $1', [tokenHash]);
+  deleteSession(tokenHash: string): Promise<void> {
+    return this.runner.read(() => sessions.deleteSession(this.runner.sql, tokenHash));
   }
 }

@@ -1,9 +1,10 @@
 import type pg from 'pg';
-import type { TrackedEvent } from '../../domain/model.ts';
-import type { ExportCursor, ExportQuery, LifecycleStore, PersonKeys } from '../../domain/ports.ts';
+import type { ExportQuery, LifecycleStore, PersonKeys } from '../../domain/ports.ts';
 import { type BucketDecrement, dailyOf, decrementsOf, totalsOf } from '../event-totals.ts';
-import type { EventRow } from '../rows.ts';
+import * as retention from '../queries/account-retention.ts';
+import * as shared from '../queries/events.ts';
 import { inTransaction } from './database.ts';
+import type { PostgresRunner } from './runner.ts';
 
 interface DeletedRow {
   pixel_id: string;
@@ -57,7 +58,7 @@ async function uncount(
 export class PostgresLifecycleStore implements LifecycleStore {
   constructor(
     private readonly pool: pg.Pool,
-    private readonly toEvent: (row: EventRow) => TrackedEvent,
+    private readonly runner: PostgresRunner,
   ) {}
 
   /** One transaction: the delete, then the counts it takes off. */
@@ -80,11 +81,8 @@ export class PostgresLifecycleStore implements LifecycleStore {
     });
   }
 
-  async lastSeq(): Promise<number> {
-    const { rows } = await this.pool.query<{ seq: string }>(
-      'SELECT coalesce(max(seq), 0) AS seq FROM events',
-    );
-    return Number(rows[0]!.seq);
+  lastSeq(): Promise<number> {
+    return this.runner.read(() => shared.lastSeq(this.runner.sql));
   }
 
   async erasePerson(o: {
@@ -112,47 +110,16 @@ export class PostgresLifecycleStore implements LifecycleStore {
     );
   }
 
-  async exportPage(q: ExportQuery) {
-    const params: unknown[] = [q.accountId, q.pixelId];
-    const where = ['account_id = $1', 'pixel_id = $2'];
-    const add = (sql: (p: string) => string, value: unknown) => {
-      params.push(value);
-      where.push(sql(`$${params.length}`));
-    };
-    if (q.from) add((p) => `timestamp >= ${p}`, q.from);
-    if (q.to) add((p) => `timestamp <= ${p}`, q.to);
-    if (q.after) {
-      // Not a row comparison: PostgreSQL cannot bound a scan of the (timestamp DESC, seq DESC)
-      // index with one, so every page would read from the start. `timestamp >= t` can.
-      params.push(q.after.timestamp, q.after.seq);
-      const [t, s] = [`$${params.length - 1}`, `$${params.length}`];
-      where.push(`timestamp >= ${t} AND (timestamp > ${t} OR seq > ${s})`);
-    }
-    params.push(q.limit);
-    const { rows } = await this.pool.query<EventRow & { seq: string; timestamp: Date }>(
-      `SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY timestamp, seq LIMIT $${params.length}`,
-      params,
-    );
-    const last = rows.at(-1);
-    const next: ExportCursor | null =
-      last && rows.length === q.limit ? { timestamp: last.timestamp, seq: Number(last.seq) } : null;
-    return { events: rows.map(this.toEvent), next };
+  exportPage(q: ExportQuery) {
+    return this.runner.read(() => shared.exportPage(this.runner.sql, q));
   }
 
-  async retentionDays(accountId: string): Promise<number | null> {
-    const { rows } = await this.pool.query<{ days: number }>(
-      'SELECT days FROM account_retention WHERE account_id = $1',
-      [accountId],
-    );
-    return rows[0]?.days ?? null;
+  retentionDays(accountId: string): Promise<number | null> {
+    return this.runner.read(() => retention.retentionDays(this.runner.sql, accountId));
   }
 
-  async setRetentionDays(accountId: string, days: number): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO account_retention (account_id, days) VALUES ($1, $2)
-       ON CONFLICT (account_id) DO UPDATE SET days = excluded.days`,
-      [accountId, days],
-    );
+  setRetentionDays(accountId: string, days: number): Promise<void> {
+    return this.runner.read(() => retention.setRetentionDays(this.runner.sql, accountId, days));
   }
 
   purgeBatch(accountId: string, pixelId: string, before: Date, limit: number): Promise<number> {

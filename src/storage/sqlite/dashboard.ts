@@ -5,11 +5,9 @@
 import { EventEmitter } from 'node:events';
 import type {
   DashboardSession,
-  KeyScope,
   ManagedKey,
   SequencedEvent,
   StatsBucket,
-  TrackedEvent,
 } from '../../domain/model.ts';
 import type {
   EventFeed,
@@ -20,90 +18,30 @@ import type {
   StatsStore,
 } from '../../domain/ports.ts';
 import { HOUR_MS } from '../event-totals.ts';
-import type { EventRow } from '../rows.ts';
+import * as keys from '../queries/api-keys.ts';
+import * as sessions from '../queries/dashboard-sessions.ts';
+import * as events from '../queries/events.ts';
 import type { SqliteDatabase } from './database.ts';
+import type { SqliteRunner } from './runner.ts';
 
-interface ManagedKeyRow {
-  id: string;
-  account_id: string;
-  name: string;
-  scope: string;
-  prefix: string;
-  last4: string;
-  created_at: number;
-  last_used_at: number | null;
-  revoked_at: number | null;
-}
-
-const toManagedKey = (r: ManagedKeyRow): ManagedKey => ({
-  id: r.id,
-  accountId: r.account_id,
-  name: r.name,
-  scope: r.scope as KeyScope,
-  prefix: r.prefix,
-  last4: r.last4,
-  createdAt: new Date(r.created_at),
-  lastUsedAt: r.last_used_at === null ? null : new Date(r.last_used_at),
-  revokedAt: r.revoked_at === null ? null : new Date(r.revoked_at),
-});
-
-const KEY_COLUMNS =
-  'id, account_id, name, scope, prefix, last4, created_at, last_used_at, revoked_at';
-
+/** Keys API: shared queries (queries/api-keys.ts). */
 export class SqliteKeyStore implements KeyStore {
-  constructor(private readonly db: SqliteDatabase) {}
+  constructor(private readonly runner: SqliteRunner) {}
 
-  async createKey(k: NewManagedKeyRow): Promise<void> {
-    this.db
-      .prepare(
-        `INSERT INTO api_keys (id, account_id, key_hash, name, scope, prefix, last4, created_at, revoked_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        k.id,
-        k.accountId,
-        k.hash,
-        k.name,
-        k.scope,
-        k.prefix,
-        k.last4,
-        k.createdAt.getTime(),
-        k.revokedAt?.getTime() ?? null,
-      );
+  createKey(k: NewManagedKeyRow): Promise<void> {
+    return this.runner.read(() => keys.createKey(this.runner.sql, k));
   }
 
-  async listKeys(accountId: string): Promise<ManagedKey[]> {
-    const rows = this.db
-      .prepare<[string], ManagedKeyRow>(
-        `SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = ? ORDER BY created_at, id`,
-      )
-      .all(accountId);
-    return rows.map(toManagedKey);
+  listKeys(accountId: string): Promise<ManagedKey[]> {
+    return this.runner.read(() => keys.listKeys(this.runner.sql, accountId));
   }
 
-  async revokeKey(accountId: string, keyId: string, at: Date): Promise<ManagedKey | null> {
-    return this.db.transaction(() => {
-      this.db
-        .prepare(
-          'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND account_id = ? AND revoked_at IS NULL',
-        )
-        .run(at.getTime(), keyId, accountId);
-      const row = this.db
-        .prepare<[string, string], ManagedKeyRow>(
-          `SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ? AND account_id = ?`,
-        )
-        .get(keyId, accountId);
-      return row ? toManagedKey(row) : null;
-    })();
+  revokeKey(accountId: string, keyId: string, at: Date): Promise<ManagedKey | null> {
+    return this.runner.transaction(() => keys.revokeKey(this.runner.sql, accountId, keyId, at));
   }
 
-  async touchKey(keyId: string, at: Date): Promise<void> {
-    // Never moves backwards: two instances touching in either order leave the later time.
-    this.db
-      .prepare(
-        'UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)',
-      )
-      .run(at.getTime(), keyId, at.getTime());
+  touchKey(keyId: string, at: Date): Promise<void> {
+    return this.runner.read(() => keys.touchKey(this.runner.sql, keyId, at));
   }
 }
 
@@ -146,10 +84,7 @@ export class SqliteStatsStore implements StatsStore {
 export class SqliteEventFeed implements EventFeed {
   private readonly bus = new EventEmitter().setMaxListeners(0);
 
-  constructor(
-    private readonly db: SqliteDatabase,
-    private readonly toEvent: (row: EventRow) => TrackedEvent,
-  ) {}
+  constructor(private readonly runner: SqliteRunner) {}
 
   readonly announce = (inserted: { pixelId: string; seq: number }[]): void => {
     if (this.bus.eventNames().length === 0) return;
@@ -169,30 +104,19 @@ export class SqliteEventFeed implements EventFeed {
     };
   }
 
-  async eventsBySeq(accountId: string, pixelId: string, seqs: number[]): Promise<SequencedEvent[]> {
-    if (seqs.length === 0) return [];
-    const rows = this.db
-      .prepare(
-        `SELECT * FROM events WHERE account_id = ? AND pixel_id = ?
-            AND seq IN (SELECT value FROM json_each(?)) ORDER BY seq`,
-      )
-      .all(accountId, pixelId, JSON.stringify(seqs)) as (EventRow & { seq: number })[];
-    return rows.map((r) => ({ seq: r.seq, event: this.toEvent(r) }));
+  eventsBySeq(accountId: string, pixelId: string, seqs: number[]): Promise<SequencedEvent[]> {
+    return this.runner.read(() => events.eventsBySeq(this.runner.sql, accountId, pixelId, seqs));
   }
 
-  async eventsAfter(
+  eventsAfter(
     accountId: string,
     pixelId: string,
     afterSeq: number,
     limit: number,
   ): Promise<SequencedEvent[]> {
-    const rows = this.db
-      .prepare(
-        `SELECT * FROM events WHERE account_id = ? AND pixel_id = ? AND seq > ?
-          ORDER BY seq LIMIT ?`,
-      )
-      .all(accountId, pixelId, afterSeq, limit) as (EventRow & { seq: number })[];
-    return rows.map((r) => ({ seq: r.seq, event: this.toEvent(r) }));
+    return this.runner.read(() =>
+      events.eventsAfter(this.runner.sql, accountId, pixelId, afterSeq, limit),
+    );
   }
 
   async close(): Promise<void> {
@@ -200,50 +124,19 @@ export class SqliteEventFeed implements EventFeed {
   }
 }
 
-interface SessionRow {
-  token_hash: string;
-  account_id: string;
-  key_id: string;
-  created_at: number;
-  expires_at: number;
-}
-
+/** Dashboard sessions: shared queries (queries/dashboard-sessions.ts). */
 export class SqliteSessionStore implements SessionStore {
-  constructor(private readonly db: SqliteDatabase) {}
+  constructor(private readonly runner: SqliteRunner) {}
 
-  async createSession(s: DashboardSession): Promise<void> {
-    const now = s.createdAt.getTime();
-    this.db.transaction(() => {
-      // Expired sessions are swept as new ones arrive: the table stays the size of its use.
-      this.db.prepare('DELETE FROM dashboard_sessions WHERE expires_at <= ?').run(now);
-      this.db
-        .prepare(
-          `INSERT INTO dashboard_sessions (token_hash, account_id, key_id, created_at, expires_at)
-           VALUES (?, ?, ?, ?, ?)`,
-        )
-        .run(s.tokenHash, s.accountId, s.keyId, now, s.expiresAt.getTime());
-    })();
+  createSession(s: DashboardSession): Promise<void> {
+    return this.runner.transaction(() => sessions.createSession(this.runner.sql, s));
   }
 
-  async findSession(tokenHash: string, now: Date): Promise<DashboardSession | null> {
-    const row = this.db
-      .prepare<[string, number], SessionRow>(
-        `SELECT s.* FROM dashboard_sessions s JOIN api_keys k ON k.id = s.key_id
-          WHERE s.token_hash = ? AND s.expires_at > ? AND k.revoked_at IS NULL`,
-      )
-      .get(tokenHash, now.getTime());
-    return row
-      ? {
-          tokenHash: row.token_hash,
-          accountId: row.account_id,
-          keyId: row.key_id,
-          createdAt: new Date(row.created_at),
-          expiresAt: new Date(row.expires_at),
-        }
-      : null;
+  findSession(tokenHash: string, now: Date): Promise<DashboardSession | null> {
+    return this.runner.read(() => sessions.findSession(this.runner.sql, tokenHash, now));
   }
 
-  async deleteSession(tokenHash: string): Promise<void> {
-    this.db.prepare('DELETE FROM dashboard_sessions WHERE token_hash = ?').run(tokenHash);
+  deleteSession(tokenHash: string): Promise<void> {
+    return this.runner.read(() => sessions.deleteSession(this.runner.sql, tokenHash));
   }
 }

@@ -1,5 +1,6 @@
 import type { Statement } from 'better-sqlite3';
 import type { CompiledQuery } from 'kysely';
+import type { WebhookEvent } from '../../domain/model.ts';
 import { type Query, type Sql, type Step, sqliteSql } from '../sql/query.ts';
 import type { SqliteDatabase } from './database.ts';
 
@@ -11,7 +12,11 @@ export class SqliteRunner {
   readonly sql: Sql = sqliteSql;
   private readonly statements = new Map<string, Statement>();
 
-  constructor(private readonly db: SqliteDatabase) {}
+  /** `outbox` writes what a query `emit`s, inside its transaction (webhooks.ts outboxWriter). */
+  constructor(
+    private readonly db: SqliteDatabase,
+    private readonly outbox: (events: WebhookEvent[]) => void = noOutbox,
+  ) {}
 
   /** Runs `work` outside a transaction (reads, and single statements). */
   read<T>(work: () => Query<T>): Promise<T> {
@@ -41,6 +46,7 @@ export class SqliteRunner {
   }
 
   private step(step: Step): unknown {
+    if (step.kind === 'emit') return this.outbox(step.events);
     const statement = this.prepare(step.query);
     const params = step.query.parameters.map(bindable);
     if (step.kind === 'run') return statement.run(...params).changes;
@@ -56,6 +62,10 @@ export class SqliteRunner {
     }
     return statement;
   }
+}
+
+function noOutbox(): never {
+  throw new Error('this runner has no outbox: construct it with one to emit webhook messages');
 }
 
 /** better-sqlite3 binds numbers, strings, bigints, buffers and null; never booleans or dates. */

@@ -1,7 +1,6 @@
 import type {
   Account,
   ApiKeyRecord,
-  KeyScope,
   Pixel,
   TrackedEvent,
   WebhookEvent,
@@ -25,14 +24,12 @@ import type {
 import { translateDriverErrors } from '../driver-errors.ts';
 import { dayOf, hourOf, planTotal, totalSql } from '../event-totals.ts';
 import { GroupCommit } from '../group-commit.ts';
+import * as accounts from '../queries/accounts.ts';
+import * as keys from '../queries/api-keys.ts';
+import * as pixels from '../queries/pixels.ts';
 import * as rows from '../rows.ts';
-import {
-  type AccountRow,
-  type EventRow,
-  type KeyRow,
-  type PixelRow,
-  sqliteCodec,
-} from '../rows.ts';
+import { type EventRow, sqliteCodec } from '../rows.ts';
+import type { Sql } from '../sql/query.ts';
 import {
   SqliteEventFeed,
   SqliteKeyStore,
@@ -41,195 +38,80 @@ import {
 } from './dashboard.ts';
 import { migrateSqlite, openSqlite, type SqliteDatabase } from './database.ts';
 import { SqliteLifecycleStore } from './lifecycle.ts';
+import { SqliteRunner } from './runner.ts';
 import { type DurableCommit, durableCommit, type Flush, WalSync } from './wal-sync.ts';
 import { outboxWriter, SqliteWebhookStore } from './webhooks.ts';
 
-const toAccount = (r: AccountRow) => rows.toAccount(sqliteCodec, r);
-const toKey = (r: KeyRow) => rows.toKey(sqliteCodec, r);
-const toPixel = (r: PixelRow) => rows.toPixel(sqliteCodec, r);
 export const toEvent = (r: EventRow) => rows.toEvent(sqliteCodec, r);
 export type { EventRow };
 
 const json = (value: unknown): string | null => (value === null ? null : JSON.stringify(value));
 
+/** Accounts and their first keys: shared queries (queries/accounts.ts, queries/api-keys.ts). */
 class SqliteAccountStore implements AccountStore {
-  private readonly insertAccount;
-  private readonly insertKey;
-  private readonly selectAccount;
-  private readonly updateAccountRow;
-  private readonly selectKeys;
-  private readonly selectKey;
-  private readonly revokeKey;
-  private readonly selectByHash;
-
-  constructor(
-    private readonly db: SqliteDatabase,
-    private readonly outbox: (events: WebhookEvent[]) => void,
-  ) {
-    this.insertAccount = db.prepare(
-      `INSERT INTO accounts (id, name, plan, status, custom_requests_per_minute, custom_daily_limit, created_at)
-       VALUES (@id, @name, @plan, @status, @customRequestsPerMinute, @customDailyLimit, @createdAt)`,
-    );
-    this.insertKey = db.prepare(
-      `INSERT INTO api_keys (id, account_id, key_hash, prefix, last4, created_at, revoked_at)
-       VALUES (@id, @accountId, @hash, @prefix, @last4, @createdAt, @revokedAt)`,
-    );
-    this.selectAccount = db.prepare<[string], AccountRow>('SELECT * FROM accounts WHERE id = ?');
-    this.updateAccountRow = db.prepare(
-      `UPDATE accounts SET name = @name, plan = @plan, status = @status,
-         custom_requests_per_minute = @customRequestsPerMinute, custom_daily_limit = @customDailyLimit
-       WHERE id = @id`,
-    );
-    this.selectKeys = db.prepare<[string], KeyRow>(
-      'SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, id',
-    );
-    this.selectKey = db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE id = ?');
-    this.revokeKey = db.prepare(
-      'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL',
-    );
-    this.selectByHash = db.prepare<[string], AccountRow & { key_id: string; scope: KeyScope }>(
-      `SELECT a.*, k.id AS key_id, k.scope FROM api_keys k JOIN accounts a ON a.id = k.account_id
-        WHERE k.key_hash = ? AND k.revoked_at IS NULL`,
-    );
+  private readonly sql: Sql;
+  constructor(private readonly runner: SqliteRunner) {
+    this.sql = runner.sql;
   }
 
-  private accountParams(a: Account) {
-    return { ...a, createdAt: a.createdAt.getTime() };
+  createAccount(account: Account, firstKey: NewApiKeyRow | null): Promise<void> {
+    return this.runner.transaction(() => accounts.createAccount(this.sql, account, firstKey));
   }
 
-  private keyParams(k: NewApiKeyRow) {
-    return { ...k, createdAt: k.createdAt.getTime(), revokedAt: k.revokedAt?.getTime() ?? null };
+  getAccount(accountId: string): Promise<Account | null> {
+    return this.runner.read(() => accounts.getAccount(this.sql, accountId));
   }
 
-  async createAccount(account: Account, firstKey: NewApiKeyRow | null): Promise<void> {
-    this.db.transaction(() => {
-      this.insertAccount.run(this.accountParams(account));
-      if (firstKey) this.insertKey.run(this.keyParams(firstKey));
-    })();
+  countAccounts(): Promise<number> {
+    return this.runner.read(() => accounts.countAccounts(this.sql));
   }
 
-  async getAccount(accountId: string): Promise<Account | null> {
-    const row = this.selectAccount.get(accountId);
-    return row ? toAccount(row) : null;
+  listAccounts(): Promise<Account[]> {
+    return this.runner.read(() => accounts.listAccounts(this.sql));
   }
 
-  async countAccounts(): Promise<number> {
-    return this.db.prepare('SELECT count(*) FROM accounts').pluck().get() as number;
+  updateAccount(accountId: string, change: Change<Account>) {
+    return this.runner.transaction(() => accounts.updateAccount(this.sql, accountId, change));
   }
 
-  async listAccounts(): Promise<Account[]> {
-    return this.db
-      .prepare<[], AccountRow>('SELECT * FROM accounts ORDER BY created_at, id')
-      .all()
-      .map(toAccount);
+  createApiKey(key: NewApiKeyRow): Promise<void> {
+    return this.runner.read(() => keys.insertKey(this.sql, key));
   }
 
-  async updateAccount(accountId: string, change: Change<Account>) {
-    return this.db
-      .transaction(() => {
-        const row = this.selectAccount.get(accountId);
-        if (!row) return null;
-        const before = toAccount(row);
-        const result = change(before);
-        if (!result) return { before, after: before };
-        this.updateAccountRow.run(this.accountParams(result.next));
-        this.outbox(result.emit);
-        return { before, after: result.next };
-      })
-      .immediate();
+  listApiKeys(accountId: string): Promise<ApiKeyRecord[]> {
+    return this.runner.read(() => keys.listApiKeys(this.sql, accountId));
   }
 
-  async createApiKey(key: NewApiKeyRow): Promise<void> {
-    this.insertKey.run(this.keyParams(key));
+  revokeApiKey(keyId: string, at: Date): Promise<ApiKeyRecord | null> {
+    return this.runner.transaction(() => keys.revokeApiKey(this.sql, keyId, at));
   }
 
-  async listApiKeys(accountId: string): Promise<ApiKeyRecord[]> {
-    return this.selectKeys.all(accountId).map(toKey);
-  }
-
-  async revokeApiKey(keyId: string, at: Date): Promise<ApiKeyRecord | null> {
-    this.revokeKey.run(at.getTime(), keyId);
-    const row = this.selectKey.get(keyId);
-    return row ? toKey(row) : null;
-  }
-
-  async findByKeyHash(hash: string) {
-    const row = this.selectByHash.get(hash);
-    return row ? { account: toAccount(row), keyId: row.key_id, scope: row.scope } : null;
+  findByKeyHash(hash: string) {
+    return this.runner.read(() => accounts.findByKeyHash(this.sql, hash));
   }
 }
 
+/** Pixels: shared queries (queries/pixels.ts). */
 class SqlitePixelStore implements PixelStore {
-  private readonly insert;
-  private readonly count;
-  private readonly select;
-  private readonly page;
-  private readonly update;
-
-  constructor(
-    private readonly db: SqliteDatabase,
-    private readonly outbox: (events: WebhookEvent[]) => void,
-  ) {
-    this.insert = db.prepare(
-      `INSERT INTO pixels (id, account_id, name, domain, tracking_domain, status, created_at, updated_at)
-       VALUES (@id, @accountId, @name, @domain, @trackingDomain, @status, @createdAt, @updatedAt)`,
-    );
-    this.count = db.prepare('SELECT count(*) FROM pixels WHERE account_id = ?').pluck();
-    this.select = db.prepare<[string, string], PixelRow>(
-      'SELECT * FROM pixels WHERE account_id = ? AND id = ?',
-    );
-    this.page = db.prepare<[string, number, number], PixelRow>(
-      'SELECT * FROM pixels WHERE account_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?',
-    );
-    this.update = db.prepare(
-      `UPDATE pixels SET name = @name, domain = @domain, tracking_domain = @trackingDomain,
-         status = @status, updated_at = @updatedAt WHERE account_id = @accountId AND id = @id`,
-    );
+  private readonly sql: Sql;
+  constructor(private readonly runner: SqliteRunner) {
+    this.sql = runner.sql;
   }
 
-  private params(p: Pixel) {
-    return { ...p, createdAt: p.createdAt.getTime(), updatedAt: p.updatedAt.getTime() };
+  createPixel(pixel: Pixel, quota: number | null, emit: WebhookEvent[]) {
+    return this.runner.transaction(() => pixels.createPixel(this.sql, pixel, quota, emit));
   }
 
-  async createPixel(pixel: Pixel, quota: number | null, emit: WebhookEvent[]) {
-    // IMMEDIATE: the count and the insert happen under the write lock, so concurrent creates
-    // cannot both squeeze under the quota.
-    return this.db
-      .transaction((): 'created' | 'quota_exceeded' => {
-        if (quota !== null && (this.count.get(pixel.accountId) as number) >= quota) {
-          return 'quota_exceeded';
-        }
-        this.insert.run(this.params(pixel));
-        this.outbox(emit);
-        return 'created';
-      })
-      .immediate();
+  getPixel(accountId: string, pixelId: string): Promise<Pixel | null> {
+    return this.runner.read(() => pixels.getPixel(this.sql, accountId, pixelId));
   }
 
-  async getPixel(accountId: string, pixelId: string): Promise<Pixel | null> {
-    const row = this.select.get(accountId, pixelId);
-    return row ? toPixel(row) : null;
+  listPixels(accountId: string, page: Page) {
+    return this.runner.read(() => pixels.listPixels(this.sql, accountId, page));
   }
 
-  async listPixels(accountId: string, page: Page) {
-    const pixels = this.page.all(accountId, page.limit, page.offset).map(toPixel);
-    const total = this.count.get(accountId) as number;
-    return { pixels, total };
-  }
-
-  async updatePixel(accountId: string, pixelId: string, change: Change<Pixel>) {
-    return this.db
-      .transaction(() => {
-        const row = this.select.get(accountId, pixelId);
-        if (!row) return null;
-        const before = toPixel(row);
-        const result = change(before);
-        if (!result) return { before, after: before };
-        this.update.run(this.params(result.next));
-        this.outbox(result.emit);
-        return { before, after: result.next };
-      })
-      .immediate();
+  updatePixel(accountId: string, pixelId: string, change: Change<Pixel>) {
+    return this.runner.transaction(() => pixels.updatePixel(this.sql, accountId, pixelId, change));
   }
 }
 
@@ -446,15 +328,17 @@ export class SqliteStore implements Store {
     const write = (events: WebhookEvent[], targets?: Map<string, string[]>) =>
       outbox.write(events, targets);
     const durable = durableCommit(wal);
-    this.accounts = new SqliteAccountStore(db, write);
-    this.pixels = new SqlitePixelStore(db, write);
-    this.feed = new SqliteEventFeed(db, toEvent);
+    // One runner, so each statement is prepared once for the whole store.
+    const runner = new SqliteRunner(db, write);
+    this.accounts = new SqliteAccountStore(runner);
+    this.pixels = new SqlitePixelStore(runner);
+    this.feed = new SqliteEventFeed(runner);
     this.events = new SqliteEventStore(db, write, durable, this.feed.announce);
-    this.keys = new SqliteKeyStore(db);
+    this.keys = new SqliteKeyStore(runner);
     this.stats = new SqliteStatsStore(db);
-    this.sessions = new SqliteSessionStore(db);
-    this.lifecycle = new SqliteLifecycleStore(db, durable, toEvent);
-    this.webhooks = new SqliteWebhookStore(db, outbox, durable);
+    this.sessions = new SqliteSessionStore(runner);
+    this.lifecycle = new SqliteLifecycleStore(db, runner, durable);
+    this.webhooks = new SqliteWebhookStore(db, runner, outbox, durable);
   }
 
   /**

@@ -21,15 +21,16 @@ import {
 } from '../../domain/webhooks/delivery.ts';
 import { storableText } from '../../domain/webhooks/response-excerpt.ts';
 import { GroupCommit } from '../group-commit.ts';
+import * as attempts from '../queries/webhook-attempts.ts';
 import * as endpoints from '../queries/webhook-endpoints.ts';
 import * as rows from '../rows.ts';
-import { type AttemptRow, type EndpointRow, sqliteCodec } from '../rows.ts';
+import { type EndpointRow, sqliteCodec } from '../rows.ts';
+import type { Sql } from '../sql/query.ts';
 import { commitWithoutFlush, type SqliteDatabase } from './database.ts';
-import { SqliteRunner } from './runner.ts';
+import type { SqliteRunner } from './runner.ts';
 import type { DurableCommit } from './wal-sync.ts';
 
 const toEndpoint = (r: EndpointRow) => rows.toEndpoint(sqliteCodec, r);
-const toAttempt = (r: AttemptRow) => rows.toAttempt(sqliteCodec, r);
 
 interface AttemptRecord {
   delivery: ClaimedDelivery;
@@ -48,24 +49,6 @@ interface DueRow {
   data: string;
   created_at: number;
 }
-
-const ms = (d: Date | null) => (d === null ? null : d.getTime());
-
-const endpointParams = (e: WebhookEndpoint) => ({
-  id: e.id,
-  accountId: e.accountId,
-  url: e.url,
-  events: JSON.stringify(e.events),
-  description: e.description,
-  enabled: e.enabled ? 1 : 0,
-  secret: e.secret,
-  previousSecret: e.previousSecret,
-  previousSecretExpiresAt: ms(e.previousSecretExpiresAt),
-  failingSince: ms(e.failingSince),
-  disabledReason: e.disabledReason,
-  createdAt: e.createdAt.getTime(),
-  updatedAt: e.updatedAt.getTime(),
-});
 
 /**
  * The transactional outbox: called inside the transaction of the change that caused the
@@ -119,8 +102,6 @@ export function outboxWriter(db: SqliteDatabase): {
 }
 
 export class SqliteWebhookStore implements WebhookStore {
-  private readonly selectOne;
-  private readonly update;
   /** Statements prepared once, on first use (the worker runs these many times a second). */
   private readonly statements = new Map<string, Statement>();
   private statement(sql: string): Statement {
@@ -132,104 +113,45 @@ export class SqliteWebhookStore implements WebhookStore {
     return prepared;
   }
 
-  private readonly runner: SqliteRunner;
+  private readonly sql: Sql;
 
   constructor(
     private readonly db: SqliteDatabase,
+    private readonly runner: SqliteRunner,
     private readonly outbox: ReturnType<typeof outboxWriter>,
     private readonly durable: DurableCommit,
   ) {
-    this.runner = new SqliteRunner(db);
-    this.selectOne = db.prepare<[string, string], EndpointRow>(
-      'SELECT * FROM webhook_endpoints WHERE account_id = ? AND id = ? AND deleted_at IS NULL',
-    );
-    this.update = db.prepare(
-      `UPDATE webhook_endpoints SET url = @url, events = @events, description = @description,
-         enabled = @enabled, secret = @secret, previous_secret = @previousSecret,
-         previous_secret_expires_at = @previousSecretExpiresAt, failing_since = @failingSince,
-         disabled_reason = @disabledReason, updated_at = @updatedAt
-       WHERE id = @id`,
-    );
+    this.sql = runner.sql;
   }
 
-  async createEndpoint(endpoint: WebhookEndpoint, limit: number | null) {
-    // IMMEDIATE: the count and the insert happen under the write lock, so concurrent
-    // registrations cannot together pass the limit.
-    return this.db
-      .transaction((): 'created' | 'limit_exceeded' => {
-        if (limit !== null) {
-          const n = this.statement(
-            'SELECT count(*) FROM webhook_endpoints WHERE account_id = ? AND deleted_at IS NULL',
-          )
-            .pluck()
-            .get(endpoint.accountId) as number;
-          if (n >= limit) return 'limit_exceeded';
-        }
-        this.insertEndpoint(endpoint);
-        return 'created';
-      })
-      .immediate();
-  }
+  // Endpoints and the attempt log: shared queries (queries/webhook-*.ts).
 
-  private insertEndpoint(endpoint: WebhookEndpoint): void {
-    this.statement(
-      `INSERT INTO webhook_endpoints (id, account_id, url, events, description, enabled, secret,
-           previous_secret, previous_secret_expires_at, failing_since, disabled_reason, created_at, updated_at)
-         VALUES (@id, @accountId, @url, @events, @description, @enabled, @secret, @previousSecret,
-           @previousSecretExpiresAt, @failingSince, @disabledReason, @createdAt, @updatedAt)`,
-    ).run(endpointParams(endpoint));
+  createEndpoint(endpoint: WebhookEndpoint, limit: number | null) {
+    return this.runner.transaction(() => endpoints.createEndpoint(this.sql, endpoint, limit));
   }
 
   listEndpoints(accountId: string): Promise<WebhookEndpoint[]> {
-    return this.runner.read(() => endpoints.listEndpoints(this.runner.sql, accountId));
+    return this.runner.read(() => endpoints.listEndpoints(this.sql, accountId));
   }
 
   getEndpoint(accountId: string, endpointId: string): Promise<WebhookEndpoint | null> {
-    return this.runner.read(() => endpoints.getEndpoint(this.runner.sql, accountId, endpointId));
+    return this.runner.read(() => endpoints.getEndpoint(this.sql, accountId, endpointId));
   }
 
-  async updateEndpoint(accountId: string, endpointId: string, change: Change<WebhookEndpoint>) {
-    return this.db
-      .transaction(() => {
-        const row = this.selectOne.get(accountId, endpointId);
-        if (!row) return null;
-        const before = toEndpoint(row);
-        const result = change(before);
-        if (!result) return { before, after: before };
-        this.update.run(endpointParams(result.next));
-        this.outbox.write(result.emit);
-        return { before, after: result.next };
-      })
-      .immediate();
+  updateEndpoint(accountId: string, endpointId: string, change: Change<WebhookEndpoint>) {
+    return this.runner.transaction(() =>
+      endpoints.updateEndpoint(this.sql, accountId, endpointId, change),
+    );
   }
 
-  async deleteEndpoint(accountId: string, endpointId: string, at: Date): Promise<boolean> {
-    return this.db
-      .transaction(() => {
-        const { changes } = this.statement(
-          'UPDATE webhook_endpoints SET deleted_at = ?, enabled = 0 WHERE account_id = ? AND id = ? AND deleted_at IS NULL',
-        ).run(at.getTime(), accountId, endpointId);
-        if (changes === 0) return false;
-        this.statement(
-          "UPDATE webhook_deliveries SET status = 'canceled', next_attempt_at = NULL WHERE endpoint_id = ? AND status = 'pending'",
-        ).run(endpointId);
-        return true;
-      })
-      .immediate();
+  deleteEndpoint(accountId: string, endpointId: string, at: Date): Promise<boolean> {
+    return this.runner.transaction(() =>
+      endpoints.deleteEndpoint(this.sql, accountId, endpointId, at),
+    );
   }
 
-  async listAttempts(accountId: string, endpointId: string, page: Page) {
-    const rows = this.statement(
-      `SELECT a.*, m.event_type FROM webhook_attempts a JOIN webhook_messages m ON m.id = a.message_id
-          WHERE a.account_id = ? AND a.endpoint_id = ?
-          ORDER BY a.attempted_at DESC, a.id DESC LIMIT ? OFFSET ?`,
-    ).all(accountId, endpointId, page.limit, page.offset) as AttemptRow[];
-    const total = this.statement(
-      'SELECT count(*) FROM webhook_attempts WHERE account_id = ? AND endpoint_id = ?',
-    )
-      .pluck()
-      .get(accountId, endpointId) as number;
-    return { attempts: rows.map(toAttempt), total };
+  listAttempts(accountId: string, endpointId: string, page: Page) {
+    return this.runner.read(() => attempts.listAttempts(this.sql, accountId, endpointId, page));
   }
 
   async retryDelivery(
