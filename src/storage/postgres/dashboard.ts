@@ -1,50 +1,14 @@
 /**
- * PostgreSQL side of contract §13 (keys API, stats, live tail, dashboard sessions), kept apart
- * from the core store so it moves as one piece. Sessions live in the database, so any instance
- * behind the load balancer can serve a signed-in browser; the live tail hears every instance's
- * commits through LISTEN/NOTIFY.
+ * PostgreSQL side of contract §13 that is its own: the stats read and the live tail's bus,
+ * which hears every instance's commits through LISTEN/NOTIFY. Keys, sessions (kept in the
+ * database, so any instance can serve a signed-in browser) and the tail's reads are shared
+ * queries (sql/ports.ts).
  */
 import pg from 'pg';
-import type {
-  DashboardSession,
-  ManagedKey,
-  SequencedEvent,
-  StatsBucket,
-} from '../../domain/model.ts';
-import type {
-  EventFeed,
-  KeyStore,
-  NewManagedKeyRow,
-  SessionStore,
-  StatsQuery,
-  StatsStore,
-} from '../../domain/ports.ts';
+import type { StatsBucket } from '../../domain/model.ts';
+import type { StatsQuery, StatsStore } from '../../domain/ports.ts';
 import { HOUR_MS } from '../event-totals.ts';
-import * as keys from '../queries/api-keys.ts';
-import * as sessions from '../queries/dashboard-sessions.ts';
-import * as events from '../queries/events.ts';
-import type { PostgresRunner } from './runner.ts';
-
-/** Keys API: shared queries (queries/api-keys.ts). */
-export class PostgresKeyStore implements KeyStore {
-  constructor(private readonly runner: PostgresRunner) {}
-
-  createKey(k: NewManagedKeyRow): Promise<void> {
-    return this.runner.read(() => keys.createKey(this.runner.sql, k));
-  }
-
-  listKeys(accountId: string): Promise<ManagedKey[]> {
-    return this.runner.read(() => keys.listKeys(this.runner.sql, accountId));
-  }
-
-  revokeKey(accountId: string, keyId: string, at: Date): Promise<ManagedKey | null> {
-    return this.runner.transaction(() => keys.revokeKey(this.runner.sql, accountId, keyId, at));
-  }
-
-  touchKey(keyId: string, at: Date): Promise<void> {
-    return this.runner.read(() => keys.touchKey(this.runner.sql, keyId, at));
-  }
-}
+import type { FeedBus } from '../sql/ports.ts';
 
 export class PostgresStatsStore implements StatsStore {
   constructor(private readonly pool: pg.Pool) {}
@@ -86,7 +50,7 @@ const RECONNECT_MS = 1_000;
  * `<pixel_id> <seq>,<seq>…` (events.ts announceInserted); only the ids travel, the records are
  * read by the subscriber, account-scoped.
  */
-export class PostgresEventFeed implements EventFeed {
+export class PostgresEventBus implements FeedBus {
   private readonly listeners = new Map<string, Set<(seqs: number[]) => void>>();
   private client: pg.Client | null = null;
   private connecting: Promise<pg.Client> | null = null;
@@ -94,7 +58,6 @@ export class PostgresEventFeed implements EventFeed {
 
   constructor(
     private readonly pool: pg.Pool,
-    private readonly runner: PostgresRunner,
     private readonly channel: string,
   ) {}
 
@@ -153,43 +116,11 @@ export class PostgresEventFeed implements EventFeed {
     };
   }
 
-  eventsBySeq(accountId: string, pixelId: string, seqs: number[]): Promise<SequencedEvent[]> {
-    return this.runner.read(() => events.eventsBySeq(this.runner.sql, accountId, pixelId, seqs));
-  }
-
-  eventsAfter(
-    accountId: string,
-    pixelId: string,
-    afterSeq: number,
-    limit: number,
-  ): Promise<SequencedEvent[]> {
-    return this.runner.read(() =>
-      events.eventsAfter(this.runner.sql, accountId, pixelId, afterSeq, limit),
-    );
-  }
-
   async close(): Promise<void> {
     this.closed = true;
     this.listeners.clear();
     const client = this.client ?? (await this.connecting?.catch(() => null));
     this.client = null;
     await client?.end().catch(() => {});
-  }
-}
-
-/** Dashboard sessions: shared queries (queries/dashboard-sessions.ts). */
-export class PostgresSessionStore implements SessionStore {
-  constructor(private readonly runner: PostgresRunner) {}
-
-  createSession(s: DashboardSession): Promise<void> {
-    return this.runner.transaction(() => sessions.createSession(this.runner.sql, s));
-  }
-
-  findSession(tokenHash: string, now: Date): Promise<DashboardSession | null> {
-    return this.runner.read(() => sessions.findSession(this.runner.sql, tokenHash, now));
-  }
-
-  deleteSession(tokenHash: string): Promise<void> {
-    return this.runner.read(() => sessions.deleteSession(this.runner.sql, tokenHash));
   }
 }

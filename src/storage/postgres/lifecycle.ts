@@ -1,10 +1,8 @@
 import type pg from 'pg';
-import type { ExportQuery, LifecycleStore, PersonKeys } from '../../domain/ports.ts';
+import type { PersonKeys } from '../../domain/ports.ts';
 import { type BucketDecrement, dailyOf, decrementsOf, totalsOf } from '../event-totals.ts';
-import * as retention from '../queries/account-retention.ts';
-import * as shared from '../queries/events.ts';
+import type { EventDeletes } from '../sql/ports.ts';
 import { inTransaction } from './database.ts';
-import type { PostgresRunner } from './runner.ts';
 
 interface DeletedRow {
   pixel_id: string;
@@ -55,11 +53,9 @@ async function uncount(
   await db.query(`DELETE FROM ${table} c USING ${d} WHERE ${on} AND c.n <= 0`, params);
 }
 
-export class PostgresLifecycleStore implements LifecycleStore {
-  constructor(
-    private readonly pool: pg.Pool,
-    private readonly runner: PostgresRunner,
-  ) {}
+/** Deleting events, and taking them off the counts in the same transaction. */
+export class PostgresEventDeletes implements EventDeletes {
+  constructor(private readonly pool: pg.Pool) {}
 
   /** One transaction: the delete, then the counts it takes off. */
   private deleting(sql: string, params: unknown[]): Promise<number> {
@@ -79,10 +75,6 @@ export class PostgresLifecycleStore implements LifecycleStore {
       await uncount(db, 'event_totals', null, totalsOf(hours));
       return rows.length;
     });
-  }
-
-  lastSeq(): Promise<number> {
-    return this.runner.read(() => shared.lastSeq(this.runner.sql));
   }
 
   async erasePerson(o: {
@@ -108,18 +100,6 @@ export class PostgresLifecycleStore implements LifecycleStore {
          AND user_data IS NOT NULL AND (${match.join(' OR ')}) ${RETURNING}`,
       params,
     );
-  }
-
-  exportPage(q: ExportQuery) {
-    return this.runner.read(() => shared.exportPage(this.runner.sql, q));
-  }
-
-  retentionDays(accountId: string): Promise<number | null> {
-    return this.runner.read(() => retention.retentionDays(this.runner.sql, accountId));
-  }
-
-  setRetentionDays(accountId: string, days: number): Promise<void> {
-    return this.runner.read(() => retention.setRetentionDays(this.runner.sql, accountId, days));
   }
 
   purgeBatch(accountId: string, pixelId: string, before: Date, limit: number): Promise<number> {

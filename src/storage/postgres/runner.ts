@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { WebhookEvent } from '../../domain/model.ts';
-import { postgresSql, type Query, type Sql, type Step } from '../sql/query.ts';
+import { postgresSql, type Query, type Runner, type Sql, type Step } from '../sql/query.ts';
 import { inTransaction } from './database.ts';
 
 type Queryable = pg.Pool | pg.PoolClient;
@@ -12,7 +12,7 @@ export type Outbox = (db: Queryable, events: WebhookEvent[]) => Promise<void>;
  * Drives shared queries (sql/query.ts) on pg: each yielded statement is awaited on the pool,
  * or on the one client holding the transaction.
  */
-export class PostgresRunner {
+export class PostgresRunner implements Runner {
   readonly sql: Sql = postgresSql;
 
   constructor(
@@ -21,17 +21,14 @@ export class PostgresRunner {
   ) {}
 
   /** Runs `work` outside a transaction (reads, and single statements). */
-  read<T>(work: () => Query<T>): Promise<T> {
-    return drive(this.pool, work(), this.outbox);
-  }
+  readonly read = <T>(work: () => Query<T>): Promise<T> => drive(this.pool, work(), this.outbox);
 
   /**
    * Runs `work` in one transaction. A conflict abort runs it again from the start (a fresh
    * generator), so `work` must not act outside the database.
    */
-  transaction<T>(work: () => Query<T>): Promise<T> {
-    return inTransaction(this.pool, (client) => drive(client, work(), this.outbox));
-  }
+  readonly transaction = <T>(work: () => Query<T>): Promise<T> =>
+    inTransaction(this.pool, (client) => drive(client, work(), this.outbox));
 }
 
 /** Drives `query` on `db` (a pool, or a client already inside a transaction). */

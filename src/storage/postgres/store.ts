@@ -1,28 +1,26 @@
 import type pg from 'pg';
-import type { Account, ApiKeyRecord, Pixel, WebhookEvent } from '../../domain/model.ts';
 import type {
   AccountStore,
-  Change,
+  EventFeed,
   KeyStore,
   LifecycleStore,
-  NewApiKeyRow,
-  Page,
   PixelStore,
   SessionStore,
   StatsStore,
   Store,
+  WebhookStore,
 } from '../../domain/ports.ts';
 import { translateDriverErrors } from '../driver-errors.ts';
-import * as accounts from '../queries/accounts.ts';
-import * as keys from '../queries/api-keys.ts';
-import * as pixels from '../queries/pixels.ts';
-import type { Sql } from '../sql/query.ts';
 import {
-  PostgresEventFeed,
-  PostgresKeyStore,
-  PostgresSessionStore,
-  PostgresStatsStore,
-} from './dashboard.ts';
+  accountStore,
+  eventFeed,
+  keyStore,
+  lifecycleStore,
+  pixelStore,
+  sessionStore,
+  webhookStore,
+} from '../sql/ports.ts';
+import { PostgresEventBus, PostgresStatsStore } from './dashboard.ts';
 import {
   createPool,
   describeTarget,
@@ -31,87 +29,21 @@ import {
   StorageUnavailableError,
 } from './database.ts';
 import { PostgresEventStore } from './events.ts';
-import { PostgresLifecycleStore } from './lifecycle.ts';
+import { PostgresEventDeletes } from './lifecycle.ts';
 import { writeOutbox } from './outbox.ts';
 import { PostgresRunner } from './runner.ts';
-import { PostgresWebhookStore } from './webhooks.ts';
-
-/** Accounts and their first keys: shared queries (queries/accounts.ts, queries/api-keys.ts). */
-class PostgresAccountStore implements AccountStore {
-  private readonly sql: Sql;
-  constructor(private readonly runner: PostgresRunner) {
-    this.sql = runner.sql;
-  }
-
-  createAccount(account: Account, firstKey: NewApiKeyRow | null): Promise<void> {
-    return this.runner.transaction(() => accounts.createAccount(this.sql, account, firstKey));
-  }
-
-  getAccount(accountId: string): Promise<Account | null> {
-    return this.runner.read(() => accounts.getAccount(this.sql, accountId));
-  }
-
-  countAccounts(): Promise<number> {
-    return this.runner.read(() => accounts.countAccounts(this.sql));
-  }
-
-  listAccounts(): Promise<Account[]> {
-    return this.runner.read(() => accounts.listAccounts(this.sql));
-  }
-
-  updateAccount(accountId: string, change: Change<Account>) {
-    return this.runner.transaction(() => accounts.updateAccount(this.sql, accountId, change));
-  }
-
-  createApiKey(key: NewApiKeyRow): Promise<void> {
-    return this.runner.read(() => keys.insertKey(this.sql, key));
-  }
-
-  listApiKeys(accountId: string): Promise<ApiKeyRecord[]> {
-    return this.runner.read(() => keys.listApiKeys(this.sql, accountId));
-  }
-
-  revokeApiKey(keyId: string, at: Date): Promise<ApiKeyRecord | null> {
-    return this.runner.transaction(() => keys.revokeApiKey(this.sql, keyId, at));
-  }
-
-  findByKeyHash(hash: string) {
-    return this.runner.read(() => accounts.findByKeyHash(this.sql, hash));
-  }
-}
-
-/** Pixels: shared queries (queries/pixels.ts). */
-class PostgresPixelStore implements PixelStore {
-  private readonly sql: Sql;
-  constructor(private readonly runner: PostgresRunner) {
-    this.sql = runner.sql;
-  }
-
-  createPixel(pixel: Pixel, quota: number | null, emit: WebhookEvent[]) {
-    return this.runner.transaction(() => pixels.createPixel(this.sql, pixel, quota, emit));
-  }
-
-  getPixel(accountId: string, pixelId: string): Promise<Pixel | null> {
-    return this.runner.read(() => pixels.getPixel(this.sql, accountId, pixelId));
-  }
-
-  listPixels(accountId: string, page: Page) {
-    return this.runner.read(() => pixels.listPixels(this.sql, accountId, page));
-  }
-
-  updatePixel(accountId: string, pixelId: string, change: Change<Pixel>) {
-    return this.runner.transaction(() => pixels.updatePixel(this.sql, accountId, pixelId, change));
-  }
-}
+import { PostgresDeliveryQueue } from './webhooks.ts';
 
 export class PostgresStore implements Store {
   readonly accounts: AccountStore;
   readonly pixels: PixelStore;
   readonly events: PostgresEventStore;
-  readonly webhooks: PostgresWebhookStore;
+  readonly webhooks: WebhookStore;
   readonly keys: KeyStore;
   readonly stats: StatsStore;
-  readonly feed: PostgresEventFeed;
+  readonly feed: EventFeed;
+  private readonly bus: PostgresEventBus;
+  private readonly queue: PostgresDeliveryQueue;
   readonly sessions: SessionStore;
   readonly lifecycle: LifecycleStore;
   private closed: Promise<void> | undefined;
@@ -121,17 +53,19 @@ export class PostgresStore implements Store {
     readonly schema: string | null,
   ) {
     const runner = new PostgresRunner(pool, writeOutbox);
-    this.accounts = new PostgresAccountStore(runner);
-    this.pixels = new PostgresPixelStore(runner);
+    this.accounts = accountStore(runner);
+    this.pixels = pixelStore(runner);
     // One channel per schema: deployments sharing a database do not hear each other.
     const channel = `trackway_events${schema === null ? '' : `_${schema}`}`;
     this.events = new PostgresEventStore(pool, channel);
-    this.feed = new PostgresEventFeed(pool, runner, channel);
-    this.keys = new PostgresKeyStore(runner);
+    this.bus = new PostgresEventBus(pool, channel);
+    this.feed = eventFeed(runner, this.bus);
+    this.keys = keyStore(runner);
     this.stats = new PostgresStatsStore(pool);
-    this.sessions = new PostgresSessionStore(runner);
-    this.lifecycle = new PostgresLifecycleStore(pool, runner);
-    this.webhooks = new PostgresWebhookStore(pool, runner);
+    this.sessions = sessionStore(runner);
+    this.lifecycle = lifecycleStore(runner, new PostgresEventDeletes(pool));
+    this.queue = new PostgresDeliveryQueue(pool);
+    this.webhooks = webhookStore(runner, this.queue);
   }
 
   /**
@@ -163,7 +97,7 @@ export class PostgresStore implements Store {
   close(): Promise<void> {
     this.closed ??= (async () => {
       await this.events.flushed();
-      await this.webhooks.flushed();
+      await this.queue.flushed();
       await this.feed.close();
       await this.pool.end();
     })();

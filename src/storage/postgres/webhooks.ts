@@ -3,41 +3,23 @@ import { newId } from '../../domain/ids.ts';
 import type {
   AttemptResult,
   ClaimedDelivery,
-  WebhookEndpoint,
   WebhookEvent,
   WebhookEventType,
 } from '../../domain/model.ts';
-import type {
-  Change,
-  OutboxBacklog,
-  Page,
-  RetryOutcome,
-  WebhookStore,
-} from '../../domain/ports.ts';
-import {
-  afterAttempt,
-  claimedBody,
-  INTERRUPTED_ATTEMPT_ERROR,
-} from '../../domain/webhooks/delivery.ts';
-import { storableText } from '../../domain/webhooks/response-excerpt.ts';
+import type { RetryOutcome } from '../../domain/ports.ts';
+import { claimedBody, INTERRUPTED_ATTEMPT_ERROR } from '../../domain/webhooks/delivery.ts';
 import { GroupCommit } from '../group-commit.ts';
-import * as attempts from '../queries/webhook-attempts.ts';
-import * as endpoints from '../queries/webhook-endpoints.ts';
+import type { AttemptRecord } from '../queries/webhook-deliveries.ts';
+import * as deliveries from '../queries/webhook-deliveries.ts';
 import * as rows from '../rows.ts';
 import { type EndpointRow, postgresCodec } from '../rows.ts';
-import type { Sql } from '../sql/query.ts';
+import type { DeliveryQueue } from '../sql/ports.ts';
+import { postgresSql } from '../sql/query.ts';
 import { inTransaction } from './database.ts';
-import { insertMessages, type Queryable } from './outbox.ts';
-import type { PostgresRunner } from './runner.ts';
+import { insertMessages } from './outbox.ts';
+import { drive } from './runner.ts';
 
 const toEndpoint = (r: EndpointRow) => rows.toEndpoint(postgresCodec, r);
-
-interface AttemptRecord {
-  delivery: ClaimedDelivery;
-  owner: string;
-  result: AttemptResult;
-  at: Date;
-}
 
 interface DueRow {
   message_id: string;
@@ -51,45 +33,12 @@ interface DueRow {
   created_at: Date;
 }
 
-export class PostgresWebhookStore implements WebhookStore {
-  private readonly sql: Sql;
-
-  constructor(
-    private readonly pool: pg.Pool,
-    private readonly runner: PostgresRunner,
-  ) {
-    this.sql = runner.sql;
-  }
-
-  // Endpoints and the attempt log: shared queries (queries/webhook-*.ts).
-
-  createEndpoint(endpoint: WebhookEndpoint, limit: number | null) {
-    return this.runner.transaction(() => endpoints.createEndpoint(this.sql, endpoint, limit));
-  }
-
-  listEndpoints(accountId: string): Promise<WebhookEndpoint[]> {
-    return this.runner.read(() => endpoints.listEndpoints(this.sql, accountId));
-  }
-
-  getEndpoint(accountId: string, endpointId: string): Promise<WebhookEndpoint | null> {
-    return this.runner.read(() => endpoints.getEndpoint(this.sql, accountId, endpointId));
-  }
-
-  updateEndpoint(accountId: string, endpointId: string, change: Change<WebhookEndpoint>) {
-    return this.runner.transaction(() =>
-      endpoints.updateEndpoint(this.sql, accountId, endpointId, change),
-    );
-  }
-
-  deleteEndpoint(accountId: string, endpointId: string, at: Date): Promise<boolean> {
-    return this.runner.transaction(() =>
-      endpoints.deleteEndpoint(this.sql, accountId, endpointId, at),
-    );
-  }
-
-  listAttempts(accountId: string, endpointId: string, page: Page) {
-    return this.runner.read(() => attempts.listAttempts(this.sql, accountId, endpointId, page));
-  }
+/**
+ * The delivery queue's PostgreSQL-only parts: the claim, a hand retry, test sends and the group
+ * commit of attempts. The rest of the webhook port is shared (sql/ports.ts).
+ */
+export class PostgresDeliveryQueue implements DeliveryQueue {
+  constructor(private readonly pool: pg.Pool) {}
 
   async retryDelivery(
     accountId: string,
@@ -247,7 +196,7 @@ export class PostgresWebhookStore implements WebhookStore {
             a.delivery.endpoint.id.localeCompare(b.delivery.endpoint.id) ||
             a.delivery.messageId.localeCompare(b.delivery.messageId),
         );
-        for (const r of ordered) await this.writeAttempt(db, r);
+        for (const r of ordered) await drive(db, deliveries.recordAttempt(postgresSql, r));
         return items.map(() => undefined);
       }),
     256,
@@ -265,71 +214,5 @@ export class PostgresWebhookStore implements WebhookStore {
   /** Resolves once every attempt handed to recordAttempt is committed (for close()). */
   flushed(): Promise<void> {
     return this.records.flushed();
-  }
-
-  private async writeAttempt(
-    db: Queryable,
-    { delivery, owner, result, at }: AttemptRecord,
-  ): Promise<void> {
-    // The attempt happened whatever became of the lease: log it.
-    await db.query(
-      `UPDATE webhook_attempts SET status = $1, response_status_code = $2, duration_ms = $3, error = $4, response_body = $5
-        WHERE message_id = $6 AND endpoint_id = $7 AND attempt = $8 AND status = 'pending'`,
-      [
-        result.status,
-        result.responseStatusCode,
-        result.durationMs,
-        // Receivers' text: kept storable whoever produced it (PostgreSQL refuses NUL).
-        result.error === null ? null : storableText(result.error),
-        result.responseBody === null ? null : storableText(result.responseBody),
-        delivery.messageId,
-        delivery.endpoint.id,
-        delivery.attempt,
-      ],
-    );
-    // Only the lease holder decides what happens next: a manual retry or another worker
-    // that took over an expired lease has already rescheduled the delivery.
-    const next = afterAttempt(result, at);
-    const { rowCount } = await db.query(
-      `UPDATE webhook_deliveries SET status = $1, next_attempt_at = $2, lease_until = NULL, lease_owner = NULL
-        WHERE message_id = $3 AND endpoint_id = $4 AND lease_owner = $5`,
-      [next.status, next.nextAttemptAt, delivery.messageId, delivery.endpoint.id, owner],
-    );
-    if (rowCount === 0) return;
-    await db.query(
-      `UPDATE webhook_endpoints SET
-         failing_since = CASE WHEN $1::timestamptz IS NULL THEN NULL ELSE COALESCE(failing_since, $1) END,
-         enabled = CASE WHEN $2::text IS NULL THEN enabled ELSE false END,
-         disabled_reason = COALESCE($2, disabled_reason)
-       WHERE id = $3`,
-      [next.failingSince, next.disable, delivery.endpoint.id],
-    );
-  }
-
-  async nextDueAt(): Promise<Date | null> {
-    const { rows } = await this.pool.query<{ next: Date | null }>(
-      `SELECT min(d.next_attempt_at) AS next FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-        WHERE d.status = 'pending' AND e.enabled`,
-    );
-    return rows[0]?.next ?? null;
-  }
-
-  async backlog(): Promise<OutboxBacklog> {
-    const { rows } = await this.pool.query<{
-      pending: string;
-      oldest: Date | null;
-      due: Date | null;
-    }>(
-      `SELECT count(*) AS pending, min(m.created_at) AS oldest, min(d.next_attempt_at) AS due
-         FROM webhook_deliveries d
-         JOIN webhook_endpoints e ON e.id = d.endpoint_id
-         JOIN webhook_messages m ON m.id = d.message_id
-        WHERE d.status = 'pending' AND e.enabled`,
-    );
-    return {
-      pending: Number(rows[0]?.pending ?? 0),
-      oldestCreatedAt: rows[0]?.oldest ?? null,
-      nextDueAt: rows[0]?.due ?? null,
-    };
   }
 }

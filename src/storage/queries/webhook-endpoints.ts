@@ -1,4 +1,5 @@
 /** Webhook endpoint queries, written once for both databases (sql/query.ts). */
+import { sql } from 'kysely';
 import type { WebhookEndpoint } from '../../domain/model.ts';
 import type { Change } from '../../domain/ports.ts';
 import { type EndpointRow, toEndpoint } from '../rows.ts';
@@ -112,7 +113,8 @@ export function* deleteEndpoint(
       .updateTable('webhook_deliveries')
       .set({ status: 'canceled', next_attempt_at: null })
       .where('endpoint_id', '=', endpointId)
-      .where('status', '=', 'pending'),
+      // A literal, so the planner sees the partial index's condition.
+      .where('status', '=', sql.lit('pending')),
   );
   return true;
 }

@@ -22,9 +22,11 @@ import {
   PostgresAdapter,
   PostgresIntrospector,
   PostgresQueryCompiler,
+  type SqlBool,
   SqliteAdapter,
   SqliteIntrospector,
   SqliteQueryCompiler,
+  sql,
 } from 'kysely';
 import type { WebhookEvent } from '../../domain/model.ts';
 import { type Codec, postgresCodec, sqliteCodec } from '../rows.ts';
@@ -63,6 +65,15 @@ export type Step =
   | { kind: 'emit'; events: WebhookEvent[] };
 
 export type Query<T> = Generator<Step, T, unknown>;
+
+/** Drives shared queries on one database's driver: sqlite/runner.ts, postgres/runner.ts. */
+export interface Runner {
+  readonly sql: Sql;
+  /** Runs `work` outside a transaction (reads, and single statements). */
+  read<T>(work: () => Query<T>): Promise<T>;
+  /** Runs `work` in one transaction, committed durably before resolving. */
+  transaction<T>(work: () => Query<T>): Promise<T>;
+}
 
 /** Every row the statement returns. */
 export function* all<R>(statement: Compilable<R>): Query<R[]> {
@@ -105,6 +116,13 @@ export function* lockAccount(db: Sql, accountId: string): Query<void> {
 export function forUpdate<S extends { forUpdate(): S }>(db: Sql, statement: S): S {
   return db.dialect === 'postgres' ? statement.forUpdate() : statement;
 }
+
+/**
+ * `column` is true, written as a literal (SQLite: `= 1`, pg: `= true`) rather than a bound
+ * parameter, so that a partial index or a constant the planner needs stays visible to it.
+ */
+export const isTrue = (db: Sql, column: string) =>
+  sql<SqlBool>`${sql.ref(column)} = ${sql.lit(db.store.bool(true))}`;
 
 /** Stands for a prepared statement's argument while its template is compiled. */
 class Arg {

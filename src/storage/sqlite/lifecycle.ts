@@ -1,9 +1,7 @@
-import type { ExportQuery, LifecycleStore, PersonKeys } from '../../domain/ports.ts';
+import type { PersonKeys } from '../../domain/ports.ts';
 import { type DeletedEvent, dailyOf, decrementsOf, totalsOf } from '../event-totals.ts';
-import * as retention from '../queries/account-retention.ts';
-import * as shared from '../queries/events.ts';
+import type { EventDeletes } from '../sql/ports.ts';
 import type { SqliteDatabase } from './database.ts';
-import type { SqliteRunner } from './runner.ts';
 import type { DurableCommit } from './wal-sync.ts';
 
 interface DeletedRow {
@@ -27,7 +25,8 @@ const deletedEvent = (r: DeletedRow): DeletedEvent => ({
 /** The user_data fields a person is matched on; the column names are fixed, never input. */
 const KEY_FIELDS = ['email', 'phone', 'external_id'] as const;
 
-export class SqliteLifecycleStore implements LifecycleStore {
+/** Deleting events, and taking them off the counts in the same durable commit. */
+export class SqliteEventDeletes implements EventDeletes {
   private readonly takeHour;
   private readonly takeDay;
   private readonly takeTotal;
@@ -38,7 +37,6 @@ export class SqliteLifecycleStore implements LifecycleStore {
 
   constructor(
     private readonly db: SqliteDatabase,
-    private readonly runner: SqliteRunner,
     private readonly durable: DurableCommit,
   ) {
     const key = 'pixel_id = @pixelId AND account_id = @accountId AND event_name = @eventName';
@@ -90,10 +88,6 @@ export class SqliteLifecycleStore implements LifecycleStore {
     return this.durable(() => tx.immediate());
   }
 
-  lastSeq(): Promise<number> {
-    return this.runner.read(() => shared.lastSeq(this.runner.sql));
-  }
-
   async erasePerson(o: {
     accountId: string;
     pixelIds: string[] | null;
@@ -119,18 +113,6 @@ export class SqliteLifecycleStore implements LifecycleStore {
     };
     for (const f of KEY_FIELDS) if (o.keys[f] !== undefined) params[f] = o.keys[f];
     return this.deleting(() => statement.all(params));
-  }
-
-  exportPage(q: ExportQuery) {
-    return this.runner.read(() => shared.exportPage(this.runner.sql, q));
-  }
-
-  retentionDays(accountId: string): Promise<number | null> {
-    return this.runner.read(() => retention.retentionDays(this.runner.sql, accountId));
-  }
-
-  setRetentionDays(accountId: string, days: number): Promise<void> {
-    return this.runner.read(() => retention.setRetentionDays(this.runner.sql, accountId, days));
   }
 
   purgeBatch(accountId: string, pixelId: string, before: Date, limit: number): Promise<number> {

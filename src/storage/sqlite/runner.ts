@@ -1,14 +1,14 @@
 import type { Statement } from 'better-sqlite3';
 import type { CompiledQuery } from 'kysely';
 import type { WebhookEvent } from '../../domain/model.ts';
-import { type Query, type Sql, type Step, sqliteSql } from '../sql/query.ts';
+import { type Query, type Runner, type Sql, type Step, sqliteSql } from '../sql/query.ts';
 import type { SqliteDatabase } from './database.ts';
 
 /**
  * Drives shared queries (sql/query.ts) on better-sqlite3: synchronously, so a transaction is
  * one `db.transaction` call that nothing else on the event loop can interleave with.
  */
-export class SqliteRunner {
+export class SqliteRunner implements Runner {
   readonly sql: Sql = sqliteSql;
   private readonly statements = new Map<string, Statement>();
 
@@ -19,22 +19,22 @@ export class SqliteRunner {
   ) {}
 
   /** Runs `work` outside a transaction (reads, and single statements). */
-  read<T>(work: () => Query<T>): Promise<T> {
+  readonly read = <T>(work: () => Query<T>): Promise<T> => {
     try {
       return Promise.resolve(this.drive(work()));
     } catch (error) {
       return Promise.reject(error);
     }
-  }
+  };
 
   /** Runs `work` in one IMMEDIATE transaction, committed (and flushed) before resolving. */
-  transaction<T>(work: () => Query<T>): Promise<T> {
+  readonly transaction = <T>(work: () => Query<T>): Promise<T> => {
     try {
       return Promise.resolve(this.db.transaction(() => this.drive(work())).immediate());
     } catch (error) {
       return Promise.reject(error);
     }
-  }
+  };
 
   /** Drives `query` to its end synchronously; for callers already inside a transaction. */
   drive<T>(query: Query<T>): T {

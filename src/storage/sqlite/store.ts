@@ -1,119 +1,44 @@
-import type {
-  Account,
-  ApiKeyRecord,
-  Pixel,
-  TrackedEvent,
-  WebhookEvent,
-} from '../../domain/model.ts';
+import type { TrackedEvent, WebhookEvent } from '../../domain/model.ts';
 import type {
   AccountStore,
-  Change,
+  EventFeed,
   EventQuery,
   EventStore,
   InsertOutcome,
   KeyStore,
   LifecycleStore,
-  NewApiKeyRow,
   NewEvent,
-  Page,
   PixelStore,
   SessionStore,
   StatsStore,
   Store,
+  WebhookStore,
 } from '../../domain/ports.ts';
 import { translateDriverErrors } from '../driver-errors.ts';
 import { dayOf, hourOf, planTotal, totalSql } from '../event-totals.ts';
 import { GroupCommit } from '../group-commit.ts';
-import * as accounts from '../queries/accounts.ts';
-import * as keys from '../queries/api-keys.ts';
-import * as pixels from '../queries/pixels.ts';
 import * as rows from '../rows.ts';
 import { type EventRow, sqliteCodec } from '../rows.ts';
-import type { Sql } from '../sql/query.ts';
 import {
-  SqliteEventFeed,
-  SqliteKeyStore,
-  SqliteSessionStore,
-  SqliteStatsStore,
-} from './dashboard.ts';
+  accountStore,
+  eventFeed,
+  keyStore,
+  lifecycleStore,
+  pixelStore,
+  sessionStore,
+  webhookStore,
+} from '../sql/ports.ts';
+import { SqliteEventBus, SqliteStatsStore } from './dashboard.ts';
 import { migrateSqlite, openSqlite, type SqliteDatabase } from './database.ts';
-import { SqliteLifecycleStore } from './lifecycle.ts';
+import { SqliteEventDeletes } from './lifecycle.ts';
 import { SqliteRunner } from './runner.ts';
 import { type DurableCommit, durableCommit, type Flush, WalSync } from './wal-sync.ts';
-import { outboxWriter, SqliteWebhookStore } from './webhooks.ts';
+import { outboxWriter, SqliteDeliveryQueue } from './webhooks.ts';
 
 export const toEvent = (r: EventRow) => rows.toEvent(sqliteCodec, r);
 export type { EventRow };
 
 const json = (value: unknown): string | null => (value === null ? null : JSON.stringify(value));
-
-/** Accounts and their first keys: shared queries (queries/accounts.ts, queries/api-keys.ts). */
-class SqliteAccountStore implements AccountStore {
-  private readonly sql: Sql;
-  constructor(private readonly runner: SqliteRunner) {
-    this.sql = runner.sql;
-  }
-
-  createAccount(account: Account, firstKey: NewApiKeyRow | null): Promise<void> {
-    return this.runner.transaction(() => accounts.createAccount(this.sql, account, firstKey));
-  }
-
-  getAccount(accountId: string): Promise<Account | null> {
-    return this.runner.read(() => accounts.getAccount(this.sql, accountId));
-  }
-
-  countAccounts(): Promise<number> {
-    return this.runner.read(() => accounts.countAccounts(this.sql));
-  }
-
-  listAccounts(): Promise<Account[]> {
-    return this.runner.read(() => accounts.listAccounts(this.sql));
-  }
-
-  updateAccount(accountId: string, change: Change<Account>) {
-    return this.runner.transaction(() => accounts.updateAccount(this.sql, accountId, change));
-  }
-
-  createApiKey(key: NewApiKeyRow): Promise<void> {
-    return this.runner.read(() => keys.insertKey(this.sql, key));
-  }
-
-  listApiKeys(accountId: string): Promise<ApiKeyRecord[]> {
-    return this.runner.read(() => keys.listApiKeys(this.sql, accountId));
-  }
-
-  revokeApiKey(keyId: string, at: Date): Promise<ApiKeyRecord | null> {
-    return this.runner.transaction(() => keys.revokeApiKey(this.sql, keyId, at));
-  }
-
-  findByKeyHash(hash: string) {
-    return this.runner.read(() => accounts.findByKeyHash(this.sql, hash));
-  }
-}
-
-/** Pixels: shared queries (queries/pixels.ts). */
-class SqlitePixelStore implements PixelStore {
-  private readonly sql: Sql;
-  constructor(private readonly runner: SqliteRunner) {
-    this.sql = runner.sql;
-  }
-
-  createPixel(pixel: Pixel, quota: number | null, emit: WebhookEvent[]) {
-    return this.runner.transaction(() => pixels.createPixel(this.sql, pixel, quota, emit));
-  }
-
-  getPixel(accountId: string, pixelId: string): Promise<Pixel | null> {
-    return this.runner.read(() => pixels.getPixel(this.sql, accountId, pixelId));
-  }
-
-  listPixels(accountId: string, page: Page) {
-    return this.runner.read(() => pixels.listPixels(this.sql, accountId, page));
-  }
-
-  updatePixel(accountId: string, pixelId: string, change: Change<Pixel>) {
-    return this.runner.transaction(() => pixels.updatePixel(this.sql, accountId, pixelId, change));
-  }
-}
 
 /**
  * Most events one transaction gathers from concurrent calls. It bounds how long the write lock
@@ -313,10 +238,12 @@ export class SqliteStore implements Store {
   readonly accounts: AccountStore;
   readonly pixels: PixelStore;
   readonly events: SqliteEventStore;
-  readonly webhooks: SqliteWebhookStore;
+  readonly webhooks: WebhookStore;
   readonly keys: KeyStore;
   readonly stats: StatsStore;
-  readonly feed: SqliteEventFeed;
+  readonly feed: EventFeed;
+  private readonly bus: SqliteEventBus;
+  private readonly queue: SqliteDeliveryQueue;
   readonly sessions: SessionStore;
   readonly lifecycle: LifecycleStore;
 
@@ -330,15 +257,17 @@ export class SqliteStore implements Store {
     const durable = durableCommit(wal);
     // One runner, so each statement is prepared once for the whole store.
     const runner = new SqliteRunner(db, write);
-    this.accounts = new SqliteAccountStore(runner);
-    this.pixels = new SqlitePixelStore(runner);
-    this.feed = new SqliteEventFeed(runner);
-    this.events = new SqliteEventStore(db, write, durable, this.feed.announce);
-    this.keys = new SqliteKeyStore(runner);
+    this.accounts = accountStore(runner);
+    this.pixels = pixelStore(runner);
+    this.bus = new SqliteEventBus();
+    this.feed = eventFeed(runner, this.bus);
+    this.events = new SqliteEventStore(db, write, durable, this.bus.announce);
+    this.keys = keyStore(runner);
     this.stats = new SqliteStatsStore(db);
-    this.sessions = new SqliteSessionStore(runner);
-    this.lifecycle = new SqliteLifecycleStore(db, runner, durable);
-    this.webhooks = new SqliteWebhookStore(db, runner, outbox, durable);
+    this.sessions = sessionStore(runner);
+    this.lifecycle = lifecycleStore(runner, new SqliteEventDeletes(db, durable));
+    this.queue = new SqliteDeliveryQueue(db, runner, outbox, durable);
+    this.webhooks = webhookStore(runner, this.queue);
   }
 
   /**
@@ -363,7 +292,7 @@ export class SqliteStore implements Store {
   /** Commits what is queued (those callers are still answered), then closes the file. */
   async close(): Promise<void> {
     await this.events.flushed();
-    await this.webhooks.flushed();
+    await this.queue.flushed();
     await this.feed.close();
     if (this.db.open) {
       this.db.close();

@@ -7,37 +7,19 @@ import type {
   WebhookEvent,
   WebhookEventType,
 } from '../../domain/model.ts';
-import type {
-  Change,
-  OutboxBacklog,
-  Page,
-  RetryOutcome,
-  WebhookStore,
-} from '../../domain/ports.ts';
-import {
-  afterAttempt,
-  claimedBody,
-  INTERRUPTED_ATTEMPT_ERROR,
-} from '../../domain/webhooks/delivery.ts';
-import { storableText } from '../../domain/webhooks/response-excerpt.ts';
+import type { RetryOutcome } from '../../domain/ports.ts';
+import { claimedBody, INTERRUPTED_ATTEMPT_ERROR } from '../../domain/webhooks/delivery.ts';
 import { GroupCommit } from '../group-commit.ts';
-import * as attempts from '../queries/webhook-attempts.ts';
-import * as endpoints from '../queries/webhook-endpoints.ts';
+import type { AttemptRecord } from '../queries/webhook-deliveries.ts';
+import * as deliveries from '../queries/webhook-deliveries.ts';
 import * as rows from '../rows.ts';
 import { type EndpointRow, sqliteCodec } from '../rows.ts';
-import type { Sql } from '../sql/query.ts';
+import type { DeliveryQueue } from '../sql/ports.ts';
 import { commitWithoutFlush, type SqliteDatabase } from './database.ts';
 import type { SqliteRunner } from './runner.ts';
 import type { DurableCommit } from './wal-sync.ts';
 
 const toEndpoint = (r: EndpointRow) => rows.toEndpoint(sqliteCodec, r);
-
-interface AttemptRecord {
-  delivery: ClaimedDelivery;
-  owner: string;
-  result: AttemptResult;
-  at: Date;
-}
 
 interface DueRow {
   message_id: string;
@@ -101,7 +83,11 @@ export function outboxWriter(db: SqliteDatabase): {
   };
 }
 
-export class SqliteWebhookStore implements WebhookStore {
+/**
+ * The delivery queue's SQLite-only parts: the claim, a hand retry, test sends and the group
+ * commit of attempts. The rest of the webhook port is shared (sql/ports.ts).
+ */
+export class SqliteDeliveryQueue implements DeliveryQueue {
   /** Statements prepared once, on first use (the worker runs these many times a second). */
   private readonly statements = new Map<string, Statement>();
   private statement(sql: string): Statement {
@@ -113,46 +99,12 @@ export class SqliteWebhookStore implements WebhookStore {
     return prepared;
   }
 
-  private readonly sql: Sql;
-
   constructor(
     private readonly db: SqliteDatabase,
     private readonly runner: SqliteRunner,
     private readonly outbox: ReturnType<typeof outboxWriter>,
     private readonly durable: DurableCommit,
-  ) {
-    this.sql = runner.sql;
-  }
-
-  // Endpoints and the attempt log: shared queries (queries/webhook-*.ts).
-
-  createEndpoint(endpoint: WebhookEndpoint, limit: number | null) {
-    return this.runner.transaction(() => endpoints.createEndpoint(this.sql, endpoint, limit));
-  }
-
-  listEndpoints(accountId: string): Promise<WebhookEndpoint[]> {
-    return this.runner.read(() => endpoints.listEndpoints(this.sql, accountId));
-  }
-
-  getEndpoint(accountId: string, endpointId: string): Promise<WebhookEndpoint | null> {
-    return this.runner.read(() => endpoints.getEndpoint(this.sql, accountId, endpointId));
-  }
-
-  updateEndpoint(accountId: string, endpointId: string, change: Change<WebhookEndpoint>) {
-    return this.runner.transaction(() =>
-      endpoints.updateEndpoint(this.sql, accountId, endpointId, change),
-    );
-  }
-
-  deleteEndpoint(accountId: string, endpointId: string, at: Date): Promise<boolean> {
-    return this.runner.transaction(() =>
-      endpoints.deleteEndpoint(this.sql, accountId, endpointId, at),
-    );
-  }
-
-  listAttempts(accountId: string, endpointId: string, page: Page) {
-    return this.runner.read(() => attempts.listAttempts(this.sql, accountId, endpointId, page));
-  }
+  ) {}
 
   async retryDelivery(
     accountId: string,
@@ -314,7 +266,7 @@ export class SqliteWebhookStore implements WebhookStore {
       this.durable(() =>
         this.db
           .transaction(() => {
-            for (const r of items) this.writeAttempt(r.delivery, r.owner, r.result, r.at);
+            for (const r of items) this.runner.drive(deliveries.recordAttempt(this.runner.sql, r));
             return items.map(() => undefined);
           })
           .immediate(),
@@ -334,70 +286,5 @@ export class SqliteWebhookStore implements WebhookStore {
   /** Resolves once every attempt handed to recordAttempt is committed (for close()). */
   flushed(): Promise<void> {
     return this.records.flushed();
-  }
-
-  private writeAttempt(delivery: ClaimedDelivery, owner: string, result: AttemptResult, at: Date) {
-    // The attempt happened whatever became of the lease: log it.
-    this.statement(
-      `UPDATE webhook_attempts SET status = ?, response_status_code = ?, duration_ms = ?, error = ?, response_body = ?
-          WHERE message_id = ? AND endpoint_id = ? AND attempt = ? AND status = 'pending'`,
-    ).run(
-      result.status,
-      result.responseStatusCode,
-      result.durationMs,
-      // Receivers' text: kept storable whoever produced it, as on PostgreSQL.
-      result.error === null ? null : storableText(result.error),
-      result.responseBody === null ? null : storableText(result.responseBody),
-      delivery.messageId,
-      delivery.endpoint.id,
-      delivery.attempt,
-    );
-    // Only the lease holder decides what happens next: a manual retry or another worker
-    // that took over an expired lease has already rescheduled the delivery.
-    const next = afterAttempt(result, at);
-    const { changes } = this.statement(
-      `UPDATE webhook_deliveries SET status = ?, next_attempt_at = ?, lease_until = NULL, lease_owner = NULL
-          WHERE message_id = ? AND endpoint_id = ? AND lease_owner = ?`,
-    ).run(
-      next.status,
-      next.nextAttemptAt?.getTime() ?? null,
-      delivery.messageId,
-      delivery.endpoint.id,
-      owner,
-    );
-    if (changes === 0) return;
-    const failingSince = next.failingSince?.getTime() ?? null;
-    this.statement(
-      `UPDATE webhook_endpoints SET
-           failing_since = CASE WHEN ? IS NULL THEN NULL ELSE COALESCE(failing_since, ?) END,
-           enabled = CASE WHEN ? IS NULL THEN enabled ELSE 0 END,
-           disabled_reason = COALESCE(?, disabled_reason)
-         WHERE id = ?`,
-    ).run(failingSince, failingSince, next.disable, next.disable, delivery.endpoint.id);
-  }
-
-  async nextDueAt(): Promise<Date | null> {
-    const next = this.statement(
-      `SELECT min(d.next_attempt_at) FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-          WHERE d.status = 'pending' AND e.enabled = 1`,
-    )
-      .pluck()
-      .get() as number | null;
-    return next === null ? null : new Date(next);
-  }
-
-  async backlog(): Promise<OutboxBacklog> {
-    const row = this.statement(
-      `SELECT count(*) AS pending, min(m.created_at) AS oldest, min(d.next_attempt_at) AS due
-         FROM webhook_deliveries d
-         JOIN webhook_endpoints e ON e.id = d.endpoint_id
-         JOIN webhook_messages m ON m.id = d.message_id
-        WHERE d.status = 'pending' AND e.enabled = 1`,
-    ).get() as { pending: number; oldest: number | null; due: number | null };
-    return {
-      pending: row.pending,
-      oldestCreatedAt: row.oldest === null ? null : new Date(row.oldest),
-      nextDueAt: row.due === null ? null : new Date(row.due),
-    };
   }
 }
