@@ -146,10 +146,10 @@ export function prepared<A extends unknown[], R>(
       template = build(db, ...placeholders).compile();
       templates.set(db.dialect, template);
     }
-    const { sql, parameters, query, queryId } = template;
+    const { sql: text, parameters, query, queryId } = template;
     return {
       compile: () => ({
-        sql,
+        sql: text,
         query,
         queryId,
         parameters: parameters.map((p) => (p instanceof Arg ? args[p.index] : p)),
