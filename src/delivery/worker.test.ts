@@ -16,7 +16,7 @@ import {
 import { testLogger } from '../../test/log-capture.ts';
 import { type Receiver, startReceiver } from '../../test/receiver.ts';
 import { setPlan } from '../domain/accounts/accounts.ts';
-import type { AttemptResult } from '../domain/model.ts';
+import type { AttemptResult, ClaimedDelivery } from '../domain/model.ts';
 import { type Store, systemClock } from '../domain/ports.ts';
 import {
   signPayload,
@@ -41,11 +41,28 @@ for (const kind of await testStores()) {
     // frees a slot and brings a retry, which the per-endpoint cap test would count).
     const sender = createSender(local, { connectMs: 1_000, totalMs: 60_000 });
 
+    /** Told of each attempt once its record has committed (an event to wait on, not a sleep). */
+    const recorded = new Set<(endpointId: string) => void>();
+    const attemptRecorded = (endpointId: string) =>
+      new Promise<void>((resolve) => {
+        const listener = (id: string) => {
+          if (id !== endpointId) return;
+          recorded.delete(listener);
+          resolve();
+        };
+        recorded.add(listener);
+      });
+
     before(async () => {
       h = await startHarness(kind, { onOutboxWrite: () => worker.wake() });
+      const webhooks = Object.create(h.store.webhooks) as Store['webhooks'];
+      webhooks.recordAttempt = async (delivery, by, result, at) => {
+        await h.store.webhooks.recordAttempt(delivery, by, result, at);
+        for (const listener of [...recorded]) listener(delivery.endpoint.id);
+      };
       // A compressed schedule: the real one is minutes to hours apart.
       worker = new DeliveryWorker({
-        store: h.store.webhooks,
+        store: webhooks,
         clock: systemClock,
         sender,
         logger,
@@ -261,15 +278,13 @@ for (const kind of await testStores()) {
       const webhook = await register(acme, { events: ['pixel.created'] });
       receiver.respond = (r) =>
         r.json.webhook_id === webhook.id ? { status: 410 } : { status: 200 };
+      const recordedOnce = attemptRecorded(webhook.id);
       await h.pixel(acme, { name: 'Gone', domain: 'gone.example.com' });
-      await receiver.waitFor((r) => r.some((x) => x.json.webhook_id === webhook.id));
-      let state: { enabled: boolean } = { enabled: true };
-      for (let i = 0; i < 100 && state.enabled; i++) {
-        state = (
-          await h.request(acme, { method: 'GET', url: `/v1/webhooks/${webhook.id}` })
-        ).json();
-        if (state.enabled) await new Promise((r) => setTimeout(r, 20));
-      }
+      // The attempt's record disables the endpoint in its own transaction.
+      await recordedOnce;
+      const state = (
+        await h.request(acme, { method: 'GET', url: `/v1/webhooks/${webhook.id}` })
+      ).json();
       assert.equal(state.enabled, false);
     });
 
@@ -290,27 +305,6 @@ for (const kind of await testStores()) {
         url: `/v1/webhooks/${slow.id}`,
         payload: { enabled: false },
       });
-    });
-
-    it('never keeps more than the per-endpoint cap of requests open at one receiver', async () => {
-      // A receiver of its own: requests to one origin share a socket pool with other tests'.
-      const own = await startReceiver();
-      own.respond = () => 'hang';
-      const capped = await register(acme, { url: own.url, events: ['pixel.created'] });
-      const atCapped = () => own.received;
-      for (let i = 0; i < PER_ENDPOINT_IN_FLIGHT + 6; i++)
-        await h.pixel(acme, { name: `C${i}`, domain: `c${i}.example.com` });
-      await own.waitFor(() => atCapped().length >= PER_ENDPOINT_IN_FLIGHT, 1_500);
-      // Every request so far hangs, so a slot can only free up if the cap is broken: give the
-      // worker a few polls' time to send a request it should not.
-      await new Promise((resolve) => setTimeout(resolve, 250));
-      assert.equal(atCapped().length, PER_ENDPOINT_IN_FLIGHT);
-      await h.request(acme, {
-        method: 'PATCH',
-        url: `/v1/webhooks/${capped.id}`,
-        payload: { enabled: false },
-      });
-      await own.close();
     });
 
     it('passes the 24 h rotation overlap: both secrets sign, X-Service-Signature stays old', async () => {
@@ -555,6 +549,74 @@ for (const shared of sharedDatabases) {
       for (const s of stores) await s.close();
       await h.close();
       await database.remove();
+    });
+  });
+}
+
+for (const kind of await testStores()) {
+  describe(`the per-endpoint cap, polled on a test clock [${kind.name}]`, () => {
+    it('never keeps more than the per-endpoint cap of requests open at one receiver', async () => {
+      const pollMs = 50;
+      let worker: DeliveryWorker | undefined;
+      const h = await startHarness(kind, { onOutboxWrite: () => worker?.wake() });
+      // Each claim the worker makes, once answered: a poll is over when its claim is.
+      const claims: ClaimedDelivery[][] = [];
+      let claimed: (() => void) | undefined;
+      const webhooks = Object.create(h.store.webhooks) as Store['webhooks'];
+      webhooks.claimDue = async (options) => {
+        const batch = await h.store.webhooks.claimDue(options);
+        claims.push(batch);
+        claimed?.();
+        return batch;
+      };
+      const nextClaim = () => new Promise<void>((resolve) => (claimed = resolve));
+      const sender = createSender(local, { connectMs: 1_000, totalMs: 60_000 });
+      // The API's own clock: polls fire only when the test moves it.
+      worker = new DeliveryWorker({
+        store: webhooks,
+        clock: h.clock,
+        sender,
+        logger,
+        schedule: [0],
+        pollMs,
+      });
+      const own = await startReceiver();
+      try {
+        worker.start();
+        own.respond = () => 'hang';
+        const owner = await h.account('enterprise');
+        const capped = await h.request(owner, {
+          method: 'POST',
+          url: '/v1/webhooks',
+          payload: { url: own.url, events: ['pixel.created'] },
+        });
+        assert.equal(capped.statusCode, 201, capped.body);
+        for (let i = 0; i < PER_ENDPOINT_IN_FLIGHT + 6; i++)
+          await h.pixel(owner, { name: `C${i}`, domain: `c${i}.example.com` });
+        await own.waitFor((r) => r.length >= PER_ENDPOINT_IN_FLIGHT, 1_500);
+        // Every request so far hangs, so a slot can only free up if the cap is broken: let the
+        // worker poll five times, each with deliveries due, and see it claims nothing more.
+        for (let poll = 0; poll < 5; poll++) {
+          // The tick before has set its poll timer once its claim has answered.
+          await new Promise((resolve) => setImmediate(resolve));
+          const next = nextClaim();
+          h.clock.advance(pollMs);
+          await next;
+          assert.deepEqual(claims.at(-1), [], `poll ${poll + 1} claimed nothing`);
+        }
+        assert.equal(own.received.length, PER_ENDPOINT_IN_FLIGHT);
+        await h.request(owner, {
+          method: 'PATCH',
+          url: `/v1/webhooks/${capped.json().id}`,
+          payload: { enabled: false },
+        });
+      } finally {
+        // The receiver first: it ends the requests left hanging, which the worker waits for.
+        await own.close();
+        await worker.stop();
+        await sender.close();
+        await h.close();
+      }
     });
   });
 }

@@ -1,20 +1,33 @@
 /**
- * Each table's row, declared once for both stores, and read into the domain's model once.
+ * Each table's row read into the domain's model once, for both stores.
  * What differs between the databases is only how a column type comes back from the driver,
  * and that is the codec's: time (SQLite: epoch milliseconds; pg: Date), booleans (SQLite: 0/1)
- * and JSON (SQLite: text; pg: parsed already). Writing stays with each adapter's SQL.
+ * and JSON (SQLite: text; pg: parsed already). Writing goes through `Sql.store` (sql/query.ts).
  */
+import type { Selectable } from 'kysely';
 import type { PlanName, SubscriptionStatus } from '../domain/accounts/plans.ts';
 import type {
   Account,
   ApiKeyRecord,
+  DashboardSession,
   DeliveryAttempt,
+  KeyScope,
+  ManagedKey,
   Pixel,
   PixelStatus,
   TrackedEvent,
   WebhookEndpoint,
   WebhookEventType,
 } from '../domain/model.ts';
+import type {
+  AccountsTable,
+  ApiKeysTable,
+  DashboardSessionsTable,
+  EventsTable,
+  PixelsTable,
+  WebhookAttemptsTable,
+  WebhookEndpointsTable,
+} from './sql/tables.ts';
 
 /** How one database hands back the column types the model needs converted. */
 export interface Codec {
@@ -40,86 +53,23 @@ const timeOrNull = (codec: Codec, value: unknown) => (value === null ? null : co
 const jsonOrNull = <T>(codec: Codec, value: unknown) =>
   value === null ? null : codec.json<T>(value);
 
-/** A column the codec converts: its driver type differs by database. */
-type Coded = unknown;
-
-export interface AccountRow {
-  id: string;
-  name: string;
-  plan: string;
-  status: string;
-  custom_requests_per_minute: number | null;
-  custom_daily_limit: number | null;
-  created_at: Coded;
-}
-
-export interface KeyRow {
-  id: string;
-  account_id: string;
-  prefix: string;
-  last4: string;
-  created_at: Coded;
-  revoked_at: Coded | null;
-}
-
-export interface PixelRow {
-  id: string;
-  account_id: string;
-  name: string;
-  domain: string;
-  tracking_domain: string;
-  status: string;
-  created_at: Coded;
-  updated_at: Coded;
-}
-
-export interface EventRow {
-  account_id: string;
-  pixel_id: string;
-  event_id: string;
-  event_name: string;
-  value: number | null;
-  currency: string | null;
-  timestamp: Coded;
-  received_at: Coded;
-  url: string | null;
-  referrer: string | null;
-  title: string | null;
-  search_string: string | null;
-  user_data: Coded | null;
-  custom_data: Coded | null;
-}
-
-export interface EndpointRow {
-  id: string;
-  account_id: string;
-  url: string;
-  events: Coded;
-  description: string | null;
-  enabled: Coded;
-  secret: string;
-  previous_secret: string | null;
-  previous_secret_expires_at: Coded | null;
-  failing_since: Coded | null;
-  disabled_reason: string | null;
-  created_at: Coded;
-  updated_at: Coded;
-}
-
+// Rows are the tables' own (sql/tables.ts), as a `SELECT` returns them: a column whose driver
+// type differs by database is `unknown` there, read through the codec.
+export type AccountRow = Selectable<AccountsTable>;
+export type KeyRow = Pick<
+  ManagedKeyRow,
+  'id' | 'account_id' | 'prefix' | 'last4' | 'created_at' | 'revoked_at'
+>;
+/** Never the hash: a key's row as the keys API reads it. */
+export type ManagedKeyRow = Omit<Selectable<ApiKeysTable>, 'key_hash'>;
+export type PixelRow = Selectable<PixelsTable>;
+export type EventRow = Omit<Selectable<EventsTable>, 'seq'>;
+export type EndpointRow = Omit<Selectable<WebhookEndpointsTable>, 'deleted_at'>;
 /** An attempt row joined with its message's event type. */
-export interface AttemptRow {
-  public_id: string;
-  message_id: string;
-  endpoint_id: string;
+export type AttemptRow = Omit<Selectable<WebhookAttemptsTable>, 'id' | 'account_id'> & {
   event_type: string;
-  attempt: number;
-  status: string;
-  response_status_code: number | null;
-  duration_ms: number | null;
-  error: string | null;
-  response_body: string | null;
-  attempted_at: Coded;
-}
+};
+export type SessionRow = Selectable<DashboardSessionsTable>;
 
 export const toAccount = (c: Codec, r: AccountRow): Account => ({
   id: r.id,
@@ -196,4 +146,24 @@ export const toAttempt = (c: Codec, r: AttemptRow): DeliveryAttempt => ({
   error: r.error,
   responseBody: r.response_body,
   attemptedAt: c.time(r.attempted_at),
+});
+
+export const toManagedKey = (c: Codec, r: ManagedKeyRow): ManagedKey => ({
+  id: r.id,
+  accountId: r.account_id,
+  name: r.name,
+  scope: r.scope as KeyScope,
+  prefix: r.prefix,
+  last4: r.last4,
+  createdAt: c.time(r.created_at),
+  lastUsedAt: timeOrNull(c, r.last_used_at),
+  revokedAt: timeOrNull(c, r.revoked_at),
+});
+
+export const toSession = (c: Codec, r: SessionRow): DashboardSession => ({
+  tokenHash: r.token_hash,
+  accountId: r.account_id,
+  keyId: r.key_id,
+  createdAt: c.time(r.created_at),
+  expiresAt: c.time(r.expires_at),
 });

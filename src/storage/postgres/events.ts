@@ -6,7 +6,7 @@ import { GroupCommit } from '../group-commit.ts';
 import * as rows from '../rows.ts';
 import { type EventRow, postgresCodec } from '../rows.ts';
 import { inTransaction } from './database.ts';
-import { writeOutbox } from './webhooks.ts';
+import { writeOutbox } from './outbox.ts';
 
 export const toEvent = (r: EventRow) => rows.toEvent(postgresCodec, r);
 export type { EventRow };

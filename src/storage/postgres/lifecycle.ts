@@ -1,8 +1,7 @@
 import type pg from 'pg';
-import type { TrackedEvent } from '../../domain/model.ts';
-import type { ExportCursor, ExportQuery, LifecycleStore, PersonKeys } from '../../domain/ports.ts';
+import type { PersonKeys } from '../../domain/ports.ts';
 import { type BucketDecrement, dailyOf, decrementsOf, totalsOf } from '../event-totals.ts';
-import type { EventRow } from '../rows.ts';
+import type { EventDeletes } from '../sql/ports.ts';
 import { inTransaction } from './database.ts';
 
 interface DeletedRow {
@@ -54,11 +53,9 @@ async function uncount(
   await db.query(`DELETE FROM ${table} c USING ${d} WHERE ${on} AND c.n <= 0`, params);
 }
 
-export class PostgresLifecycleStore implements LifecycleStore {
-  constructor(
-    private readonly pool: pg.Pool,
-    private readonly toEvent: (row: EventRow) => TrackedEvent,
-  ) {}
+/** Deleting events, and taking them off the counts in the same transaction. */
+export class PostgresEventDeletes implements EventDeletes {
+  constructor(private readonly pool: pg.Pool) {}
 
   /** One transaction: the delete, then the counts it takes off. */
   private deleting(sql: string, params: unknown[]): Promise<number> {
@@ -78,13 +75,6 @@ export class PostgresLifecycleStore implements LifecycleStore {
       await uncount(db, 'event_totals', null, totalsOf(hours));
       return rows.length;
     });
-  }
-
-  async lastSeq(): Promise<number> {
-    const { rows } = await this.pool.query<{ seq: string }>(
-      'SELECT coalesce(max(seq), 0) AS seq FROM events',
-    );
-    return Number(rows[0]!.seq);
   }
 
   async erasePerson(o: {
@@ -109,49 +99,6 @@ export class PostgresLifecycleStore implements LifecycleStore {
       `DELETE FROM events WHERE seq > $1 AND seq <= $2 AND account_id = $3 ${pixels}
          AND user_data IS NOT NULL AND (${match.join(' OR ')}) ${RETURNING}`,
       params,
-    );
-  }
-
-  async exportPage(q: ExportQuery) {
-    const params: unknown[] = [q.accountId, q.pixelId];
-    const where = ['account_id = $1', 'pixel_id = $2'];
-    const add = (sql: (p: string) => string, value: unknown) => {
-      params.push(value);
-      where.push(sql(`$${params.length}`));
-    };
-    if (q.from) add((p) => `timestamp >= ${p}`, q.from);
-    if (q.to) add((p) => `timestamp <= ${p}`, q.to);
-    if (q.after) {
-      // Not a row comparison: PostgreSQL cannot bound a scan of the (timestamp DESC, seq DESC)
-      // index with one, so every page would read from the start. `timestamp >= t` can.
-      params.push(q.after.timestamp, q.after.seq);
-      const [t, s] = [`$${params.length - 1}`, `$${params.length}`];
-      where.push(`timestamp >= ${t} AND (timestamp > ${t} OR seq > ${s})`);
-    }
-    params.push(q.limit);
-    const { rows } = await this.pool.query<EventRow & { seq: string; timestamp: Date }>(
-      `SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY timestamp, seq LIMIT $${params.length}`,
-      params,
-    );
-    const last = rows.at(-1);
-    const next: ExportCursor | null =
-      last && rows.length === q.limit ? { timestamp: last.timestamp, seq: Number(last.seq) } : null;
-    return { events: rows.map(this.toEvent), next };
-  }
-
-  async retentionDays(accountId: string): Promise<number | null> {
-    const { rows } = await this.pool.query<{ days: number }>(
-      'SELECT days FROM account_retention WHERE account_id = $1',
-      [accountId],
-    );
-    return rows[0]?.days ?? null;
-  }
-
-  async setRetentionDays(accountId: string, days: number): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO account_retention (account_id, days) VALUES ($1, $2)
-       ON CONFLICT (account_id) DO UPDATE SET days = excluded.days`,
-      [accountId, days],
     );
   }
 

@@ -22,10 +22,13 @@ import {
   PostgresAdapter,
   PostgresIntrospector,
   PostgresQueryCompiler,
+  type SqlBool,
   SqliteAdapter,
   SqliteIntrospector,
   SqliteQueryCompiler,
+  sql,
 } from 'kysely';
+import type { WebhookEvent } from '../../domain/model.ts';
 import { type Codec, postgresCodec, sqliteCodec } from '../rows.ts';
 import type { Tables } from './tables.ts';
 
@@ -57,9 +60,20 @@ export interface StoreCodec {
 export type Step =
   | { kind: 'all'; query: CompiledQuery }
   | { kind: 'first'; query: CompiledQuery }
-  | { kind: 'run'; query: CompiledQuery };
+  | { kind: 'run'; query: CompiledQuery }
+  /** Webhook messages for the transactional outbox: each adapter's fan-out writes them. */
+  | { kind: 'emit'; events: WebhookEvent[] };
 
 export type Query<T> = Generator<Step, T, unknown>;
+
+/** Drives shared queries on one database's driver: sqlite/runner.ts, postgres/runner.ts. */
+export interface Runner {
+  readonly sql: Sql;
+  /** Runs `work` outside a transaction (reads, and single statements). */
+  read<T>(work: () => Query<T>): Promise<T>;
+  /** Runs `work` in one transaction, committed durably before resolving. */
+  transaction<T>(work: () => Query<T>): Promise<T>;
+}
 
 /** Every row the statement returns. */
 export function* all<R>(statement: Compilable<R>): Query<R[]> {
@@ -74,6 +88,74 @@ export function* first<R>(statement: Compilable<R>): Query<R | undefined> {
 /** Runs a statement for its effect; answers how many rows it changed. */
 export function* run(statement: Compilable<unknown>): Query<number> {
   return (yield { kind: 'run', query: statement.compile() }) as number;
+}
+
+/**
+ * Records `events` in the outbox, inside the current transaction. The fan-out is a hot path
+ * written per database (sqlite/webhooks.ts outboxWriter, postgres/outbox.ts writeOutbox).
+ */
+export function* emit(events: WebhookEvent[]): Query<void> {
+  if (events.length > 0) yield { kind: 'emit', events };
+}
+
+/**
+ * Takes the account's row lock where the database needs one: PostgreSQL serialises writers per
+ * account on it (`FOR UPDATE`), so a count-then-insert under a quota cannot go stale on any
+ * number of instances. SQLite needs nothing: its transactions here are IMMEDIATE, holding the
+ * database's one write lock from the first statement.
+ */
+export function* lockAccount(db: Sql, accountId: string): Query<void> {
+  if (db.dialect !== 'postgres') return;
+  yield* first(db.q.selectFrom('accounts').select('id').where('id', '=', accountId).forUpdate());
+}
+
+/**
+ * `statement` with the row lock PostgreSQL needs for a read-modify-write (see `lockAccount`
+ * for why SQLite needs none).
+ */
+export function forUpdate<S extends { forUpdate(): S }>(db: Sql, statement: S): S {
+  return db.dialect === 'postgres' ? statement.forUpdate() : statement;
+}
+
+/**
+ * `column` is true, written as a literal (SQLite: `= 1`, pg: `= true`) rather than a bound
+ * parameter, so that a partial index or a constant the planner needs stays visible to it.
+ */
+export const isTrue = (db: Sql, column: string) =>
+  sql<SqlBool>`${sql.ref(column)} = ${sql.lit(db.store.bool(true))}`;
+
+/** Stands for a prepared statement's argument while its template is compiled. */
+class Arg {
+  constructor(readonly index: number) {}
+}
+
+/**
+ * A statement compiled once per dialect and then only given new arguments: building and
+ * compiling with Kysely costs ~10 µs a call, several times what better-sqlite3 takes to run a
+ * keyed read (docs/decisions.md, "One storage seam"). `build` must not look at its arguments
+ * (they are placeholders when it runs): it may only pass them where a value goes.
+ */
+export function prepared<A extends unknown[], R>(
+  build: (db: Sql, ...args: A) => Compilable<R>,
+): (db: Sql, ...args: A) => Compilable<R> {
+  const templates = new Map<DialectName, CompiledQuery<R>>();
+  return (db, ...args) => {
+    let template = templates.get(db.dialect);
+    if (!template) {
+      const placeholders = args.map((_, i) => new Arg(i)) as A;
+      template = build(db, ...placeholders).compile();
+      templates.set(db.dialect, template);
+    }
+    const { sql: text, parameters, query, queryId } = template;
+    return {
+      compile: () => ({
+        sql: text,
+        query,
+        queryId,
+        parameters: parameters.map((p) => (p instanceof Arg ? args[p.index] : p)),
+      }),
+    };
+  };
 }
 
 function builder(dialect: DialectName): Kysely<Tables> {

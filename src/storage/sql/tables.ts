@@ -26,8 +26,9 @@ export interface ApiKeysTable {
   key_hash: string;
   prefix: string;
   last4: string;
-  name: string;
-  scope: string;
+  /** Defaulted by the table for keys the operator CLI makes (unnamed, full scope). */
+  name: Generated<string>;
+  scope: Generated<string>;
   created_at: Stored;
   revoked_at: Stored | null;
   last_used_at: Stored | null;

@@ -1,7 +1,6 @@
-import type { TrackedEvent } from '../../domain/model.ts';
-import type { ExportCursor, ExportQuery, LifecycleStore, PersonKeys } from '../../domain/ports.ts';
+import type { PersonKeys } from '../../domain/ports.ts';
 import { type DeletedEvent, dailyOf, decrementsOf, totalsOf } from '../event-totals.ts';
-import type { EventRow } from '../rows.ts';
+import type { EventDeletes } from '../sql/ports.ts';
 import type { SqliteDatabase } from './database.ts';
 import type { DurableCommit } from './wal-sync.ts';
 
@@ -26,7 +25,8 @@ const deletedEvent = (r: DeletedRow): DeletedEvent => ({
 /** The user_data fields a person is matched on; the column names are fixed, never input. */
 const KEY_FIELDS = ['email', 'phone', 'external_id'] as const;
 
-export class SqliteLifecycleStore implements LifecycleStore {
+/** Deleting events, and taking them off the counts in the same durable commit. */
+export class SqliteEventDeletes implements EventDeletes {
   private readonly takeHour;
   private readonly takeDay;
   private readonly takeTotal;
@@ -38,7 +38,6 @@ export class SqliteLifecycleStore implements LifecycleStore {
   constructor(
     private readonly db: SqliteDatabase,
     private readonly durable: DurableCommit,
-    private readonly toEvent: (row: EventRow) => TrackedEvent,
   ) {
     const key = 'pixel_id = @pixelId AND account_id = @accountId AND event_name = @eventName';
     this.takeHour = db.prepare(
@@ -89,12 +88,6 @@ export class SqliteLifecycleStore implements LifecycleStore {
     return this.durable(() => tx.immediate());
   }
 
-  async lastSeq(): Promise<number> {
-    return (
-      (this.db.prepare('SELECT coalesce(max(seq), 0) FROM events').pluck().get() as number) ?? 0
-    );
-  }
-
   async erasePerson(o: {
     accountId: string;
     pixelIds: string[] | null;
@@ -120,49 +113,6 @@ export class SqliteLifecycleStore implements LifecycleStore {
     };
     for (const f of KEY_FIELDS) if (o.keys[f] !== undefined) params[f] = o.keys[f];
     return this.deleting(() => statement.all(params));
-  }
-
-  async exportPage(q: ExportQuery) {
-    const where = ['account_id = @accountId', 'pixel_id = @pixelId'];
-    if (q.from) where.push('timestamp >= @from');
-    if (q.to) where.push('timestamp <= @to');
-    // Written as a range on timestamp (as the PostgreSQL adapter must), so the index bounds it.
-    if (q.after) where.push('timestamp >= @afterTs AND (timestamp > @afterTs OR seq > @afterSeq)');
-    const rows = this.db
-      .prepare(
-        `SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY timestamp, seq LIMIT @limit`,
-      )
-      .all({
-        accountId: q.accountId,
-        pixelId: q.pixelId,
-        ...(q.from && { from: q.from.getTime() }),
-        ...(q.to && { to: q.to.getTime() }),
-        ...(q.after && { afterTs: q.after.timestamp.getTime(), afterSeq: q.after.seq }),
-        limit: q.limit,
-      }) as (EventRow & { seq: number })[];
-    const last = rows.at(-1);
-    const next: ExportCursor | null =
-      last && rows.length === q.limit
-        ? { timestamp: new Date(last.timestamp as number), seq: last.seq }
-        : null;
-    return { events: rows.map(this.toEvent), next };
-  }
-
-  async retentionDays(accountId: string): Promise<number | null> {
-    const days = this.db
-      .prepare('SELECT days FROM account_retention WHERE account_id = ?')
-      .pluck()
-      .get(accountId) as number | undefined;
-    return days ?? null;
-  }
-
-  async setRetentionDays(accountId: string, days: number): Promise<void> {
-    this.db
-      .prepare(
-        `INSERT INTO account_retention (account_id, days) VALUES (?, ?)
-         ON CONFLICT (account_id) DO UPDATE SET days = excluded.days`,
-      )
-      .run(accountId, days);
   }
 
   purgeBatch(accountId: string, pixelId: string, before: Date, limit: number): Promise<number> {

@@ -1,35 +1,40 @@
 import type { Statement } from 'better-sqlite3';
 import type { CompiledQuery } from 'kysely';
-import { type Query, type Sql, type Step, sqliteSql } from '../sql/query.ts';
+import type { WebhookEvent } from '../../domain/model.ts';
+import { type Query, type Runner, type Sql, type Step, sqliteSql } from '../sql/query.ts';
 import type { SqliteDatabase } from './database.ts';
 
 /**
  * Drives shared queries (sql/query.ts) on better-sqlite3: synchronously, so a transaction is
  * one `db.transaction` call that nothing else on the event loop can interleave with.
  */
-export class SqliteRunner {
+export class SqliteRunner implements Runner {
   readonly sql: Sql = sqliteSql;
   private readonly statements = new Map<string, Statement>();
 
-  constructor(private readonly db: SqliteDatabase) {}
+  /** `outbox` writes what a query `emit`s, inside its transaction (webhooks.ts outboxWriter). */
+  constructor(
+    private readonly db: SqliteDatabase,
+    private readonly outbox: (events: WebhookEvent[]) => void = noOutbox,
+  ) {}
 
   /** Runs `work` outside a transaction (reads, and single statements). */
-  read<T>(work: () => Query<T>): Promise<T> {
+  readonly read = <T>(work: () => Query<T>): Promise<T> => {
     try {
       return Promise.resolve(this.drive(work()));
     } catch (error) {
       return Promise.reject(error);
     }
-  }
+  };
 
   /** Runs `work` in one IMMEDIATE transaction, committed (and flushed) before resolving. */
-  transaction<T>(work: () => Query<T>): Promise<T> {
+  readonly transaction = <T>(work: () => Query<T>): Promise<T> => {
     try {
       return Promise.resolve(this.db.transaction(() => this.drive(work())).immediate());
     } catch (error) {
       return Promise.reject(error);
     }
-  }
+  };
 
   /** Drives `query` to its end synchronously; for callers already inside a transaction. */
   drive<T>(query: Query<T>): T {
@@ -41,6 +46,7 @@ export class SqliteRunner {
   }
 
   private step(step: Step): unknown {
+    if (step.kind === 'emit') return this.outbox(step.events);
     const statement = this.prepare(step.query);
     const params = step.query.parameters.map(bindable);
     if (step.kind === 'run') return statement.run(...params).changes;
@@ -56,6 +62,10 @@ export class SqliteRunner {
     }
     return statement;
   }
+}
+
+function noOutbox(): never {
+  throw new Error('this runner has no outbox: construct it with one to emit webhook messages');
 }
 
 /** better-sqlite3 binds numbers, strings, bigints, buffers and null; never booleans or dates. */

@@ -1,237 +1,44 @@
-import type {
-  Account,
-  ApiKeyRecord,
-  KeyScope,
-  Pixel,
-  TrackedEvent,
-  WebhookEvent,
-} from '../../domain/model.ts';
+import type { TrackedEvent, WebhookEvent } from '../../domain/model.ts';
 import type {
   AccountStore,
-  Change,
+  EventFeed,
   EventQuery,
   EventStore,
   InsertOutcome,
   KeyStore,
   LifecycleStore,
-  NewApiKeyRow,
   NewEvent,
-  Page,
   PixelStore,
   SessionStore,
   StatsStore,
   Store,
+  WebhookStore,
 } from '../../domain/ports.ts';
 import { translateDriverErrors } from '../driver-errors.ts';
 import { dayOf, hourOf, planTotal, totalSql } from '../event-totals.ts';
 import { GroupCommit } from '../group-commit.ts';
 import * as rows from '../rows.ts';
+import { type EventRow, sqliteCodec } from '../rows.ts';
 import {
-  type AccountRow,
-  type EventRow,
-  type KeyRow,
-  type PixelRow,
-  sqliteCodec,
-} from '../rows.ts';
-import {
-  SqliteEventFeed,
-  SqliteKeyStore,
-  SqliteSessionStore,
-  SqliteStatsStore,
-} from './dashboard.ts';
+  accountStore,
+  eventFeed,
+  keyStore,
+  lifecycleStore,
+  pixelStore,
+  sessionStore,
+  webhookStore,
+} from '../sql/ports.ts';
+import { SqliteEventBus, SqliteStatsStore } from './dashboard.ts';
 import { migrateSqlite, openSqlite, type SqliteDatabase } from './database.ts';
-import { SqliteLifecycleStore } from './lifecycle.ts';
+import { SqliteEventDeletes } from './lifecycle.ts';
+import { SqliteRunner } from './runner.ts';
 import { type DurableCommit, durableCommit, type Flush, WalSync } from './wal-sync.ts';
-import { outboxWriter, SqliteWebhookStore } from './webhooks.ts';
+import { outboxWriter, SqliteDeliveryQueue } from './webhooks.ts';
 
-const toAccount = (r: AccountRow) => rows.toAccount(sqliteCodec, r);
-const toKey = (r: KeyRow) => rows.toKey(sqliteCodec, r);
-const toPixel = (r: PixelRow) => rows.toPixel(sqliteCodec, r);
 export const toEvent = (r: EventRow) => rows.toEvent(sqliteCodec, r);
 export type { EventRow };
 
 const json = (value: unknown): string | null => (value === null ? null : JSON.stringify(value));
-
-class SqliteAccountStore implements AccountStore {
-  private readonly insertAccount;
-  private readonly insertKey;
-  private readonly selectAccount;
-  private readonly updateAccountRow;
-  private readonly selectKeys;
-  private readonly selectKey;
-  private readonly revokeKey;
-  private readonly selectByHash;
-
-  constructor(
-    private readonly db: SqliteDatabase,
-    private readonly outbox: (events: WebhookEvent[]) => void,
-  ) {
-    this.insertAccount = db.prepare(
-      `INSERT INTO accounts (id, name, plan, status, custom_requests_per_minute, custom_daily_limit, created_at)
-       VALUES (@id, @name, @plan, @status, @customRequestsPerMinute, @customDailyLimit, @createdAt)`,
-    );
-    this.insertKey = db.prepare(
-      `INSERT INTO api_keys (id, account_id, key_hash, prefix, last4, created_at, revoked_at)
-       VALUES (@id, @accountId, @hash, @prefix, @last4, @createdAt, @revokedAt)`,
-    );
-    this.selectAccount = db.prepare<[string], AccountRow>('SELECT * FROM accounts WHERE id = ?');
-    this.updateAccountRow = db.prepare(
-      `UPDATE accounts SET name = @name, plan = @plan, status = @status,
-         custom_requests_per_minute = @customRequestsPerMinute, custom_daily_limit = @customDailyLimit
-       WHERE id = @id`,
-    );
-    this.selectKeys = db.prepare<[string], KeyRow>(
-      'SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, id',
-    );
-    this.selectKey = db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE id = ?');
-    this.revokeKey = db.prepare(
-      'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL',
-    );
-    this.selectByHash = db.prepare<[string], AccountRow & { key_id: string; scope: KeyScope }>(
-      `SELECT a.*, k.id AS key_id, k.scope FROM api_keys k JOIN accounts a ON a.id = k.account_id
-        WHERE k.key_hash = ? AND k.revoked_at IS NULL`,
-    );
-  }
-
-  private accountParams(a: Account) {
-    return { ...a, createdAt: a.createdAt.getTime() };
-  }
-
-  private keyParams(k: NewApiKeyRow) {
-    return { ...k, createdAt: k.createdAt.getTime(), revokedAt: k.revokedAt?.getTime() ?? null };
-  }
-
-  async createAccount(account: Account, firstKey: NewApiKeyRow | null): Promise<void> {
-    this.db.transaction(() => {
-      this.insertAccount.run(this.accountParams(account));
-      if (firstKey) this.insertKey.run(this.keyParams(firstKey));
-    })();
-  }
-
-  async getAccount(accountId: string): Promise<Account | null> {
-    const row = this.selectAccount.get(accountId);
-    return row ? toAccount(row) : null;
-  }
-
-  async countAccounts(): Promise<number> {
-    return this.db.prepare('SELECT count(*) FROM accounts').pluck().get() as number;
-  }
-
-  async listAccounts(): Promise<Account[]> {
-    return this.db
-      .prepare<[], AccountRow>('SELECT * FROM accounts ORDER BY created_at, id')
-      .all()
-      .map(toAccount);
-  }
-
-  async updateAccount(accountId: string, change: Change<Account>) {
-    return this.db
-      .transaction(() => {
-        const row = this.selectAccount.get(accountId);
-        if (!row) return null;
-        const before = toAccount(row);
-        const result = change(before);
-        if (!result) return { before, after: before };
-        this.updateAccountRow.run(this.accountParams(result.next));
-        this.outbox(result.emit);
-        return { before, after: result.next };
-      })
-      .immediate();
-  }
-
-  async createApiKey(key: NewApiKeyRow): Promise<void> {
-    this.insertKey.run(this.keyParams(key));
-  }
-
-  async listApiKeys(accountId: string): Promise<ApiKeyRecord[]> {
-    return this.selectKeys.all(accountId).map(toKey);
-  }
-
-  async revokeApiKey(keyId: string, at: Date): Promise<ApiKeyRecord | null> {
-    this.revokeKey.run(at.getTime(), keyId);
-    const row = this.selectKey.get(keyId);
-    return row ? toKey(row) : null;
-  }
-
-  async findByKeyHash(hash: string) {
-    const row = this.selectByHash.get(hash);
-    return row ? { account: toAccount(row), keyId: row.key_id, scope: row.scope } : null;
-  }
-}
-
-class SqlitePixelStore implements PixelStore {
-  private readonly insert;
-  private readonly count;
-  private readonly select;
-  private readonly page;
-  private readonly update;
-
-  constructor(
-    private readonly db: SqliteDatabase,
-    private readonly outbox: (events: WebhookEvent[]) => void,
-  ) {
-    this.insert = db.prepare(
-      `INSERT INTO pixels (id, account_id, name, domain, tracking_domain, status, created_at, updated_at)
-       VALUES (@id, @accountId, @name, @domain, @trackingDomain, @status, @createdAt, @updatedAt)`,
-    );
-    this.count = db.prepare('SELECT count(*) FROM pixels WHERE account_id = ?').pluck();
-    this.select = db.prepare<[string, string], PixelRow>(
-      'SELECT * FROM pixels WHERE account_id = ? AND id = ?',
-    );
-    this.page = db.prepare<[string, number, number], PixelRow>(
-      'SELECT * FROM pixels WHERE account_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?',
-    );
-    this.update = db.prepare(
-      `UPDATE pixels SET name = @name, domain = @domain, tracking_domain = @trackingDomain,
-         status = @status, updated_at = @updatedAt WHERE account_id = @accountId AND id = @id`,
-    );
-  }
-
-  private params(p: Pixel) {
-    return { ...p, createdAt: p.createdAt.getTime(), updatedAt: p.updatedAt.getTime() };
-  }
-
-  async createPixel(pixel: Pixel, quota: number | null, emit: WebhookEvent[]) {
-    // IMMEDIATE: the count and the insert happen under the write lock, so concurrent creates
-    // cannot both squeeze under the quota.
-    return this.db
-      .transaction((): 'created' | 'quota_exceeded' => {
-        if (quota !== null && (this.count.get(pixel.accountId) as number) >= quota) {
-          return 'quota_exceeded';
-        }
-        this.insert.run(this.params(pixel));
-        this.outbox(emit);
-        return 'created';
-      })
-      .immediate();
-  }
-
-  async getPixel(accountId: string, pixelId: string): Promise<Pixel | null> {
-    const row = this.select.get(accountId, pixelId);
-    return row ? toPixel(row) : null;
-  }
-
-  async listPixels(accountId: string, page: Page) {
-    const pixels = this.page.all(accountId, page.limit, page.offset).map(toPixel);
-    const total = this.count.get(accountId) as number;
-    return { pixels, total };
-  }
-
-  async updatePixel(accountId: string, pixelId: string, change: Change<Pixel>) {
-    return this.db
-      .transaction(() => {
-        const row = this.select.get(accountId, pixelId);
-        if (!row) return null;
-        const before = toPixel(row);
-        const result = change(before);
-        if (!result) return { before, after: before };
-        this.update.run(this.params(result.next));
-        this.outbox(result.emit);
-        return { before, after: result.next };
-      })
-      .immediate();
-  }
-}
 
 /**
  * Most events one transaction gathers from concurrent calls. It bounds how long the write lock
@@ -431,10 +238,12 @@ export class SqliteStore implements Store {
   readonly accounts: AccountStore;
   readonly pixels: PixelStore;
   readonly events: SqliteEventStore;
-  readonly webhooks: SqliteWebhookStore;
+  readonly webhooks: WebhookStore;
   readonly keys: KeyStore;
   readonly stats: StatsStore;
-  readonly feed: SqliteEventFeed;
+  readonly feed: EventFeed;
+  private readonly bus: SqliteEventBus;
+  private readonly queue: SqliteDeliveryQueue;
   readonly sessions: SessionStore;
   readonly lifecycle: LifecycleStore;
 
@@ -446,15 +255,19 @@ export class SqliteStore implements Store {
     const write = (events: WebhookEvent[], targets?: Map<string, string[]>) =>
       outbox.write(events, targets);
     const durable = durableCommit(wal);
-    this.accounts = new SqliteAccountStore(db, write);
-    this.pixels = new SqlitePixelStore(db, write);
-    this.feed = new SqliteEventFeed(db, toEvent);
-    this.events = new SqliteEventStore(db, write, durable, this.feed.announce);
-    this.keys = new SqliteKeyStore(db);
+    // One runner, so each statement is prepared once for the whole store.
+    const runner = new SqliteRunner(db, write);
+    this.accounts = accountStore(runner);
+    this.pixels = pixelStore(runner);
+    this.bus = new SqliteEventBus();
+    this.feed = eventFeed(runner, this.bus);
+    this.events = new SqliteEventStore(db, write, durable, this.bus.announce);
+    this.keys = keyStore(runner);
     this.stats = new SqliteStatsStore(db);
-    this.sessions = new SqliteSessionStore(db);
-    this.lifecycle = new SqliteLifecycleStore(db, durable, toEvent);
-    this.webhooks = new SqliteWebhookStore(db, outbox, durable);
+    this.sessions = sessionStore(runner);
+    this.lifecycle = lifecycleStore(runner, new SqliteEventDeletes(db, durable));
+    this.queue = new SqliteDeliveryQueue(db, runner, outbox, durable);
+    this.webhooks = webhookStore(runner, this.queue);
   }
 
   /**
@@ -479,7 +292,7 @@ export class SqliteStore implements Store {
   /** Commits what is queued (those callers are still answered), then closes the file. */
   async close(): Promise<void> {
     await this.events.flushed();
-    await this.webhooks.flushed();
+    await this.queue.flushed();
     await this.feed.close();
     if (this.db.open) {
       this.db.close();

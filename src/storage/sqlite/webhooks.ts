@@ -7,36 +7,19 @@ import type {
   WebhookEvent,
   WebhookEventType,
 } from '../../domain/model.ts';
-import type {
-  Change,
-  OutboxBacklog,
-  Page,
-  RetryOutcome,
-  WebhookStore,
-} from '../../domain/ports.ts';
-import {
-  afterAttempt,
-  claimedBody,
-  INTERRUPTED_ATTEMPT_ERROR,
-} from '../../domain/webhooks/delivery.ts';
-import { storableText } from '../../domain/webhooks/response-excerpt.ts';
+import type { RetryOutcome } from '../../domain/ports.ts';
+import { claimedBody, INTERRUPTED_ATTEMPT_ERROR } from '../../domain/webhooks/delivery.ts';
 import { GroupCommit } from '../group-commit.ts';
-import * as endpoints from '../queries/webhook-endpoints.ts';
+import type { AttemptRecord } from '../queries/webhook-deliveries.ts';
+import * as deliveries from '../queries/webhook-deliveries.ts';
 import * as rows from '../rows.ts';
-import { type AttemptRow, type EndpointRow, sqliteCodec } from '../rows.ts';
+import { type EndpointRow, sqliteCodec } from '../rows.ts';
+import type { DeliveryQueue } from '../sql/ports.ts';
 import { commitWithoutFlush, type SqliteDatabase } from './database.ts';
-import { SqliteRunner } from './runner.ts';
+import type { SqliteRunner } from './runner.ts';
 import type { DurableCommit } from './wal-sync.ts';
 
 const toEndpoint = (r: EndpointRow) => rows.toEndpoint(sqliteCodec, r);
-const toAttempt = (r: AttemptRow) => rows.toAttempt(sqliteCodec, r);
-
-interface AttemptRecord {
-  delivery: ClaimedDelivery;
-  owner: string;
-  result: AttemptResult;
-  at: Date;
-}
 
 interface DueRow {
   message_id: string;
@@ -48,24 +31,6 @@ interface DueRow {
   data: string;
   created_at: number;
 }
-
-const ms = (d: Date | null) => (d === null ? null : d.getTime());
-
-const endpointParams = (e: WebhookEndpoint) => ({
-  id: e.id,
-  accountId: e.accountId,
-  url: e.url,
-  events: JSON.stringify(e.events),
-  description: e.description,
-  enabled: e.enabled ? 1 : 0,
-  secret: e.secret,
-  previousSecret: e.previousSecret,
-  previousSecretExpiresAt: ms(e.previousSecretExpiresAt),
-  failingSince: ms(e.failingSince),
-  disabledReason: e.disabledReason,
-  createdAt: e.createdAt.getTime(),
-  updatedAt: e.updatedAt.getTime(),
-});
 
 /**
  * The transactional outbox: called inside the transaction of the change that caused the
@@ -118,9 +83,11 @@ export function outboxWriter(db: SqliteDatabase): {
   };
 }
 
-export class SqliteWebhookStore implements WebhookStore {
-  private readonly selectOne;
-  private readonly update;
+/**
+ * The delivery queue's SQLite-only parts: the claim, a hand retry, test sends and the group
+ * commit of attempts. The rest of the webhook port is shared (sql/ports.ts).
+ */
+export class SqliteDeliveryQueue implements DeliveryQueue {
   /** Statements prepared once, on first use (the worker runs these many times a second). */
   private readonly statements = new Map<string, Statement>();
   private statement(sql: string): Statement {
@@ -132,105 +99,12 @@ export class SqliteWebhookStore implements WebhookStore {
     return prepared;
   }
 
-  private readonly runner: SqliteRunner;
-
   constructor(
     private readonly db: SqliteDatabase,
+    private readonly runner: SqliteRunner,
     private readonly outbox: ReturnType<typeof outboxWriter>,
     private readonly durable: DurableCommit,
-  ) {
-    this.runner = new SqliteRunner(db);
-    this.selectOne = db.prepare<[string, string], EndpointRow>(
-      'SELECT * FROM webhook_endpoints WHERE account_id = ? AND id = ? AND deleted_at IS NULL',
-    );
-    this.update = db.prepare(
-      `UPDATE webhook_endpoints SET url = @url, events = @events, description = @description,
-         enabled = @enabled, secret = @secret, previous_secret = @previousSecret,
-         previous_secret_expires_at = @previousSecretExpiresAt, failing_since = @failingSince,
-         disabled_reason = @disabledReason, updated_at = @updatedAt
-       WHERE id = @id`,
-    );
-  }
-
-  async createEndpoint(endpoint: WebhookEndpoint, limit: number | null) {
-    // IMMEDIATE: the count and the insert happen under the write lock, so concurrent
-    // registrations cannot together pass the limit.
-    return this.db
-      .transaction((): 'created' | 'limit_exceeded' => {
-        if (limit !== null) {
-          const n = this.statement(
-            'SELECT count(*) FROM webhook_endpoints WHERE account_id = ? AND deleted_at IS NULL',
-          )
-            .pluck()
-            .get(endpoint.accountId) as number;
-          if (n >= limit) return 'limit_exceeded';
-        }
-        this.insertEndpoint(endpoint);
-        return 'created';
-      })
-      .immediate();
-  }
-
-  private insertEndpoint(endpoint: WebhookEndpoint): void {
-    this.statement(
-      `INSERT INTO webhook_endpoints (id, account_id, url, events, description, enabled, secret,
-           previous_secret, previous_secret_expires_at, failing_since, disabled_reason, created_at, updated_at)
-         VALUES (@id, @accountId, @url, @events, @description, @enabled, @secret, @previousSecret,
-           @previousSecretExpiresAt, @failingSince, @disabledReason, @createdAt, @updatedAt)`,
-    ).run(endpointParams(endpoint));
-  }
-
-  listEndpoints(accountId: string): Promise<WebhookEndpoint[]> {
-    return this.runner.read(() => endpoints.listEndpoints(this.runner.sql, accountId));
-  }
-
-  getEndpoint(accountId: string, endpointId: string): Promise<WebhookEndpoint | null> {
-    return this.runner.read(() => endpoints.getEndpoint(this.runner.sql, accountId, endpointId));
-  }
-
-  async updateEndpoint(accountId: string, endpointId: string, change: Change<WebhookEndpoint>) {
-    return this.db
-      .transaction(() => {
-        const row = this.selectOne.get(accountId, endpointId);
-        if (!row) return null;
-        const before = toEndpoint(row);
-        const result = change(before);
-        if (!result) return { before, after: before };
-        this.update.run(endpointParams(result.next));
-        this.outbox.write(result.emit);
-        return { before, after: result.next };
-      })
-      .immediate();
-  }
-
-  async deleteEndpoint(accountId: string, endpointId: string, at: Date): Promise<boolean> {
-    return this.db
-      .transaction(() => {
-        const { changes } = this.statement(
-          'UPDATE webhook_endpoints SET deleted_at = ?, enabled = 0 WHERE account_id = ? AND id = ? AND deleted_at IS NULL',
-        ).run(at.getTime(), accountId, endpointId);
-        if (changes === 0) return false;
-        this.statement(
-          "UPDATE webhook_deliveries SET status = 'canceled', next_attempt_at = NULL WHERE endpoint_id = ? AND status = 'pending'",
-        ).run(endpointId);
-        return true;
-      })
-      .immediate();
-  }
-
-  async listAttempts(accountId: string, endpointId: string, page: Page) {
-    const rows = this.statement(
-      `SELECT a.*, m.event_type FROM webhook_attempts a JOIN webhook_messages m ON m.id = a.message_id
-          WHERE a.account_id = ? AND a.endpoint_id = ?
-          ORDER BY a.attempted_at DESC, a.id DESC LIMIT ? OFFSET ?`,
-    ).all(accountId, endpointId, page.limit, page.offset) as AttemptRow[];
-    const total = this.statement(
-      'SELECT count(*) FROM webhook_attempts WHERE account_id = ? AND endpoint_id = ?',
-    )
-      .pluck()
-      .get(accountId, endpointId) as number;
-    return { attempts: rows.map(toAttempt), total };
-  }
+  ) {}
 
   async retryDelivery(
     accountId: string,
@@ -392,7 +266,7 @@ export class SqliteWebhookStore implements WebhookStore {
       this.durable(() =>
         this.db
           .transaction(() => {
-            for (const r of items) this.writeAttempt(r.delivery, r.owner, r.result, r.at);
+            for (const r of items) this.runner.drive(deliveries.recordAttempt(this.runner.sql, r));
             return items.map(() => undefined);
           })
           .immediate(),
@@ -412,70 +286,5 @@ export class SqliteWebhookStore implements WebhookStore {
   /** Resolves once every attempt handed to recordAttempt is committed (for close()). */
   flushed(): Promise<void> {
     return this.records.flushed();
-  }
-
-  private writeAttempt(delivery: ClaimedDelivery, owner: string, result: AttemptResult, at: Date) {
-    // The attempt happened whatever became of the lease: log it.
-    this.statement(
-      `UPDATE webhook_attempts SET status = ?, response_status_code = ?, duration_ms = ?, error = ?, response_body = ?
-          WHERE message_id = ? AND endpoint_id = ? AND attempt = ? AND status = 'pending'`,
-    ).run(
-      result.status,
-      result.responseStatusCode,
-      result.durationMs,
-      // Receivers' text: kept storable whoever produced it, as on PostgreSQL.
-      result.error === null ? null : storableText(result.error),
-      result.responseBody === null ? null : storableText(result.responseBody),
-      delivery.messageId,
-      delivery.endpoint.id,
-      delivery.attempt,
-    );
-    // Only the lease holder decides what happens next: a manual retry or another worker
-    // that took over an expired lease has already rescheduled the delivery.
-    const next = afterAttempt(result, at);
-    const { changes } = this.statement(
-      `UPDATE webhook_deliveries SET status = ?, next_attempt_at = ?, lease_until = NULL, lease_owner = NULL
-          WHERE message_id = ? AND endpoint_id = ? AND lease_owner = ?`,
-    ).run(
-      next.status,
-      next.nextAttemptAt?.getTime() ?? null,
-      delivery.messageId,
-      delivery.endpoint.id,
-      owner,
-    );
-    if (changes === 0) return;
-    const failingSince = next.failingSince?.getTime() ?? null;
-    this.statement(
-      `UPDATE webhook_endpoints SET
-           failing_since = CASE WHEN ? IS NULL THEN NULL ELSE COALESCE(failing_since, ?) END,
-           enabled = CASE WHEN ? IS NULL THEN enabled ELSE 0 END,
-           disabled_reason = COALESCE(?, disabled_reason)
-         WHERE id = ?`,
-    ).run(failingSince, failingSince, next.disable, next.disable, delivery.endpoint.id);
-  }
-
-  async nextDueAt(): Promise<Date | null> {
-    const next = this.statement(
-      `SELECT min(d.next_attempt_at) FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-          WHERE d.status = 'pending' AND e.enabled = 1`,
-    )
-      .pluck()
-      .get() as number | null;
-    return next === null ? null : new Date(next);
-  }
-
-  async backlog(): Promise<OutboxBacklog> {
-    const row = this.statement(
-      `SELECT count(*) AS pending, min(m.created_at) AS oldest, min(d.next_attempt_at) AS due
-         FROM webhook_deliveries d
-         JOIN webhook_endpoints e ON e.id = d.endpoint_id
-         JOIN webhook_messages m ON m.id = d.message_id
-        WHERE d.status = 'pending' AND e.enabled = 1`,
-    ).get() as { pending: number; oldest: number | null; due: number | null };
-    return {
-      pending: row.pending,
-      oldestCreatedAt: row.oldest === null ? null : new Date(row.oldest),
-      nextDueAt: row.due === null ? null : new Date(row.due),
-    };
   }
 }

@@ -1,0 +1,129 @@
+/**
+ * The store ports, or the parts of them, that are the same on both databases: each method runs
+ * a shared query (queries/*.ts) on the adapter's runner. Only what is hot or truly different
+ * (the event insert, the delivery claim, a hand retry, deletions and their counts, the live
+ * tail's bus, the stats) is the adapter's own, passed in here.
+ */
+import type {
+  AccountStore,
+  EventFeed,
+  KeyStore,
+  LifecycleStore,
+  PixelStore,
+  SessionStore,
+  WebhookStore,
+} from '../../domain/ports.ts';
+import * as retention from '../queries/account-retention.ts';
+import * as accounts from '../queries/accounts.ts';
+import * as keys from '../queries/api-keys.ts';
+import * as sessions from '../queries/dashboard-sessions.ts';
+import * as events from '../queries/events.ts';
+import * as pixels from '../queries/pixels.ts';
+import * as attempts from '../queries/webhook-attempts.ts';
+import * as deliveries from '../queries/webhook-deliveries.ts';
+import * as endpoints from '../queries/webhook-endpoints.ts';
+import type { Runner } from './query.ts';
+
+export function accountStore({ sql: db, read, transaction }: Runner): AccountStore {
+  return {
+    createAccount: (a, firstKey) => transaction(() => accounts.createAccount(db, a, firstKey)),
+    getAccount: (id) => read(() => accounts.getAccount(db, id)),
+    countAccounts: () => read(() => accounts.countAccounts(db)),
+    listAccounts: () => read(() => accounts.listAccounts(db)),
+    updateAccount: (id, change) => transaction(() => accounts.updateAccount(db, id, change)),
+    createApiKey: (key) => read(() => keys.insertKey(db, key)),
+    listApiKeys: (accountId) => read(() => keys.listApiKeys(db, accountId)),
+    revokeApiKey: (keyId, at) => transaction(() => keys.revokeApiKey(db, keyId, at)),
+    findByKeyHash: (hash) => read(() => accounts.findByKeyHash(db, hash)),
+  };
+}
+
+export function pixelStore({ sql: db, read, transaction }: Runner): PixelStore {
+  return {
+    createPixel: (pixel, quota, emit) =>
+      transaction(() => pixels.createPixel(db, pixel, quota, emit)),
+    getPixel: (accountId, id) => read(() => pixels.getPixel(db, accountId, id)),
+    listPixels: (accountId, page) => read(() => pixels.listPixels(db, accountId, page)),
+    updatePixel: (accountId, id, change) =>
+      transaction(() => pixels.updatePixel(db, accountId, id, change)),
+  };
+}
+
+export function keyStore({ sql: db, read, transaction }: Runner): KeyStore {
+  return {
+    createKey: (key) => read(() => keys.createKey(db, key)),
+    listKeys: (accountId) => read(() => keys.listKeys(db, accountId)),
+    revokeKey: (accountId, id, at) => transaction(() => keys.revokeKey(db, accountId, id, at)),
+    touchKey: (id, at) => read(() => keys.touchKey(db, id, at)),
+  };
+}
+
+export function sessionStore({ sql: db, read, transaction }: Runner): SessionStore {
+  return {
+    createSession: (session) => transaction(() => sessions.createSession(db, session)),
+    findSession: (tokenHash, now) => read(() => sessions.findSession(db, tokenHash, now)),
+    deleteSession: (tokenHash) => read(() => sessions.deleteSession(db, tokenHash)),
+  };
+}
+
+/** The delivery queue's parts written per database. */
+export type DeliveryQueue = Pick<
+  WebhookStore,
+  'retryDelivery' | 'enqueueFor' | 'claimDue' | 'recordAttempt'
+>;
+
+export function webhookStore(
+  { sql: db, read, transaction }: Runner,
+  queue: DeliveryQueue,
+): WebhookStore {
+  return {
+    createEndpoint: (endpoint, limit) =>
+      transaction(() => endpoints.createEndpoint(db, endpoint, limit)),
+    listEndpoints: (accountId) => read(() => endpoints.listEndpoints(db, accountId)),
+    getEndpoint: (accountId, id) => read(() => endpoints.getEndpoint(db, accountId, id)),
+    updateEndpoint: (accountId, id, change) =>
+      transaction(() => endpoints.updateEndpoint(db, accountId, id, change)),
+    deleteEndpoint: (accountId, id, at) =>
+      transaction(() => endpoints.deleteEndpoint(db, accountId, id, at)),
+    listAttempts: (accountId, id, page) =>
+      read(() => attempts.listAttempts(db, accountId, id, page)),
+    retryDelivery: (accountId, id, messageId, at) =>
+      queue.retryDelivery(accountId, id, messageId, at),
+    enqueueFor: (endpointId, event) => queue.enqueueFor(endpointId, event),
+    claimDue: (options) => queue.claimDue(options),
+    recordAttempt: (delivery, owner, result, at) =>
+      queue.recordAttempt(delivery, owner, result, at),
+    nextDueAt: () => read(() => deliveries.nextDueAt(db)),
+    backlog: () => read(() => deliveries.backlog(db)),
+  };
+}
+
+/** Deleting events takes them off the counts: written per database. */
+export type EventDeletes = Pick<LifecycleStore, 'erasePerson' | 'purgeBatch'>;
+
+export function lifecycleStore({ sql: db, read }: Runner, deletes: EventDeletes): LifecycleStore {
+  return {
+    lastSeq: () => read(() => events.lastSeq(db)),
+    erasePerson: (options) => deletes.erasePerson(options),
+    exportPage: (query) => read(() => events.exportPage(db, query)),
+    purgeBatch: (accountId, pixelId, before, limit) =>
+      deletes.purgeBatch(accountId, pixelId, before, limit),
+    retentionDays: (accountId) => read(() => retention.retentionDays(db, accountId)),
+    setRetentionDays: (accountId, days) =>
+      read(() => retention.setRetentionDays(db, accountId, days)),
+  };
+}
+
+/** The live tail's bus is per database (in-process, LISTEN/NOTIFY); its reads are shared. */
+export type FeedBus = Pick<EventFeed, 'subscribe' | 'close'>;
+
+export function eventFeed({ sql: db, read }: Runner, bus: FeedBus): EventFeed {
+  return {
+    subscribe: (pixelId, listener) => bus.subscribe(pixelId, listener),
+    eventsBySeq: (accountId, pixelId, seqs) =>
+      read(() => events.eventsBySeq(db, accountId, pixelId, seqs)),
+    eventsAfter: (accountId, pixelId, afterSeq, limit) =>
+      read(() => events.eventsAfter(db, accountId, pixelId, afterSeq, limit)),
+    close: () => bus.close(),
+  };
+}
