@@ -5,6 +5,8 @@
  * and JSON (SQLite: text; pg: parsed already). Writing stays with each adapter's SQL.
  */
 import type { PlanName, SubscriptionStatus } from '../domain/accounts/plans.ts';
+import type { ActionSource } from '../domain/forwarding/match-keys.ts';
+import type { MatchQuality } from '../domain/forwarding/match-quality.ts';
 import type {
   Account,
   ApiKeyRecord,
@@ -88,6 +90,9 @@ export interface EventRow {
   search_string: string | null;
   user_data: Coded | null;
   custom_data: Coded | null;
+  /** Contract §11 (migration 010); optional so narrower selects of other tables still type. */
+  action_source?: string;
+  match_quality?: Coded | null;
 }
 
 export interface EndpointRow {
@@ -166,6 +171,9 @@ export const toEvent = (c: Codec, r: EventRow): TrackedEvent => ({
   searchString: r.search_string,
   userData: jsonOrNull(c, r.user_data),
   customData: jsonOrNull(c, r.custom_data),
+  ...(r.action_source !== undefined && { actionSource: r.action_source as ActionSource }),
+  // Null for an event stored before migration 010: the record computes it from user_data.
+  ...(r.match_quality != null && { matchQuality: c.json<MatchQuality>(r.match_quality) }),
 });
 
 export const toEndpoint = (c: Codec, r: EndpointRow): WebhookEndpoint => ({

@@ -15,6 +15,7 @@
  */
 import { type MetaMatchKey, metaKeysOf, metaKeysProblem, metaUserData } from './meta-user-data.ts';
 import type { ForwardableEvent } from './model.ts';
+import { metaHashesOfRecord } from './platform-user-data.ts';
 
 /** Trackway's names of the keys, with Meta's, highest weight first. */
 const WEIGHTS: ReadonlyArray<{ key: string; meta: MetaMatchKey; weight: number }> = [
@@ -51,4 +52,14 @@ export function matchQuality(
   const rejected = metaKeysProblem(present) !== null;
   const total = rejected ? 0 : keys.reduce((sum, w) => sum + w.weight, 0);
   return { score: Math.round(total * 10) / 10, keys: keys.map((w) => w.key), missing };
+}
+
+/**
+ * The estimate for an event stored before match quality was computed at ingestion (migration
+ * 010). Such an event predates the match keys, so its record's contact hashes are all it ever
+ * had, and the estimate from them is the one ingestion would have made.
+ */
+export function matchQualityOfRecord(userData: Record<string, string> | null): MatchQuality {
+  const meta = metaHashesOfRecord(userData);
+  return matchQuality({ hashes: { meta, ga4: {}, tiktok: {} }, matchKeys: null });
 }

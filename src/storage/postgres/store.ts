@@ -5,6 +5,7 @@ import type {
   Change,
   KeyStore,
   LifecycleStore,
+  MatchKeyStore,
   NewApiKeyRow,
   Page,
   PixelStore,
@@ -31,6 +32,7 @@ import {
 } from './database.ts';
 import { PostgresEventStore, toEvent } from './events.ts';
 import { PostgresLifecycleStore } from './lifecycle.ts';
+import { PostgresMatchKeyStore } from './match-keys.ts';
 import { PostgresWebhookStore, writeOutbox } from './webhooks.ts';
 
 const toAccount = (r: AccountRow) => rows.toAccount(postgresCodec, r);
@@ -238,6 +240,7 @@ export class PostgresStore implements Store {
   readonly feed: PostgresEventFeed;
   readonly sessions: SessionStore;
   readonly lifecycle: LifecycleStore;
+  readonly matchKeys: MatchKeyStore;
   private closed: Promise<void> | undefined;
 
   private constructor(
@@ -254,6 +257,7 @@ export class PostgresStore implements Store {
     this.stats = new PostgresStatsStore(pool);
     this.sessions = new PostgresSessionStore(pool);
     this.lifecycle = new PostgresLifecycleStore(pool, toEvent);
+    this.matchKeys = new PostgresMatchKeyStore(pool);
     this.webhooks = new PostgresWebhookStore(pool);
   }
 
