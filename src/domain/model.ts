@@ -1,7 +1,6 @@
 /** The records the domain works with. Times are `Date`s here; adapters choose their encoding. */
 import type { PlanName, SubscriptionStatus } from './accounts/plans.ts';
 import type { ActionSource, RawMatchKeys } from './forwarding/match-keys.ts';
-import type { MatchQuality } from './forwarding/match-quality.ts';
 import type { PlatformHashes, PlatformLocation } from './forwarding/platform-user-data.ts';
 
 export interface Account {
@@ -69,6 +68,19 @@ export interface TrackedEvent {
    * (event_match_keys, erased 7 days after `timestamp`), never in the record.
    */
   ingested?: IngestedMatchData;
+}
+
+/**
+ * `match_quality` (contract §12): a local estimate from the keys present, computed by
+ * forwarding/match-quality.ts (declared here, where the record's model is).
+ */
+export interface MatchQuality {
+  /** 0–10, one decimal. */
+  score: number;
+  /** The keys present, highest weight first. */
+  keys: string[];
+  /** The keys absent, highest weight first: what would raise the score most. */
+  missing: string[];
 }
 
 /** Per-platform hashes and the raw match data of one event, as ingestion computed them. */

@@ -3,6 +3,8 @@
  * Redis) implements these; the contract suites in storage/ and rate-limit/ hold each adapter to
  * the same behaviour. Every query is scoped by the caller's account id.
  */
+
+import type { ForwardableEvent } from './forwarding/model.ts';
 import type {
   Account,
   ApiKeyRecord,
@@ -20,7 +22,6 @@ import type {
   WebhookEndpoint,
   WebhookEvent,
 } from './model.ts';
-import type { ForwardableEvent } from './forwarding/model.ts';
 
 /**
  * Where webhooks may be sent (the SSRF rule, contract §6). Checking resolves DNS, so it is a

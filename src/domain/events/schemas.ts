@@ -54,7 +54,7 @@ export const UserDataSchema = Type.Object(
   {
     additionalProperties: false,
     description:
-      'User attributes for matching. Every value is normalised and SHA-256-hashed before it is stored; a value that already is 64 lowercase hex characters is taken as a hash and kept as sent. The match keys (`client_ip_address`, `client_user_agent`, `fbc`, `fbp`, `ttclid`, `ttp`, `ga_client_id`) are hashed as sent in the record; their raw values are kept apart, only for forwarding, for at most 7 days after the event\'s `timestamp`.',
+      "User attributes for matching. Every value is normalised and SHA-256-hashed before it is stored; a value that already is 64 lowercase hex characters is taken as a hash and kept as sent. The match keys (`client_ip_address`, `client_user_agent`, `fbc`, `fbp`, `ttclid`, `ttp`, `ga_client_id`) are hashed as sent in the record; their raw values are kept apart, only for forwarding, for at most 7 days after the event's `timestamp`.",
   },
 );
 

@@ -1,6 +1,5 @@
 import { type Context, trackingLookup } from '../context.ts';
 import { invalidField, pixelNotFound, TrackwayError } from '../errors.ts';
-import { newEventId } from '../ids.ts';
 import { matchKeyHashes, splitMatchKeys } from '../forwarding/match-keys.ts';
 import { matchQuality } from '../forwarding/match-quality.ts';
 import {
@@ -8,6 +7,7 @@ import {
   type PlatformLocation,
   platformUserData,
 } from '../forwarding/platform-user-data.ts';
+import { newEventId } from '../ids.ts';
 import type { IngestedMatchData, Pixel, TrackedEvent, WebhookEvent } from '../model.ts';
 import type { InsertOutcome } from '../ports.ts';
 import { compileValidator } from '../validation.ts';

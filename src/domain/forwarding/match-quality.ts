@@ -13,9 +13,13 @@
  * Weights sum to 10, so an event with every key scores 10. It is computed at ingestion, while
  * the raw match keys exist (they are erased after 7 days).
  */
+
+import type { MatchQuality } from '../model.ts';
 import { type MetaMatchKey, metaKeysOf, metaKeysProblem, metaUserData } from './meta-user-data.ts';
 import type { ForwardableEvent } from './model.ts';
 import { metaHashesOfRecord } from './platform-user-data.ts';
+
+export type { MatchQuality };
 
 /** Trackway's names of the keys, with Meta's, highest weight first. */
 const WEIGHTS: ReadonlyArray<{ key: string; meta: MetaMatchKey; weight: number }> = [
@@ -33,15 +37,6 @@ const WEIGHTS: ReadonlyArray<{ key: string; meta: MetaMatchKey; weight: number }
   { key: 'state', meta: 'st', weight: 0.1 },
   { key: 'zip', meta: 'zp', weight: 0.1 },
 ];
-
-export interface MatchQuality {
-  /** 0–10, one decimal. */
-  score: number;
-  /** The keys present, highest weight first. */
-  keys: string[];
-  /** The keys absent, highest weight first: what would raise the score most. */
-  missing: string[];
-}
 
 export function matchQuality(
   forwardable: Pick<ForwardableEvent, 'hashes' | 'matchKeys'>,
