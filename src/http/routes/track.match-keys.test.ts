@@ -210,7 +210,7 @@ for (const kind of await testStores()) {
       const r = await record(pixelId, 'batch-ok');
       assert.equal(r?.action_source, 'chat');
       assert.equal(
-        (r?.user_data as Record<string, string>).client_ip_address,
+        (r?.user_data as Record<string, string> | undefined)?.client_ip_address,
         sha256('203.0.113.9'),
       );
       assert.deepEqual(await raw('batch-ok'), {
@@ -282,7 +282,7 @@ for (const kind of await testStores()) {
         assert.equal(await raw('swept'), null);
         const r = await record(pixelId, 'swept');
         assert.equal(
-          (r?.user_data as Record<string, string>).client_ip_address,
+          (r?.user_data as Record<string, string> | undefined)?.client_ip_address,
           sha256('198.51.100.23'),
           'the record and its hashes stay',
         );
