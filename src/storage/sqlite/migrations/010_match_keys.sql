@@ -9,12 +9,6 @@ ALTER TABLE events ADD COLUMN action_source TEXT NOT NULL DEFAULT 'website';
 ALTER TABLE events ADD COLUMN platform_hashes TEXT;
 ALTER TABLE events ADD COLUMN match_quality TEXT;
 
--- The pixel's 7-day average (GET /v1/pixels/:id `match_quality_7d`) from the hourly rollup:
--- the sum of the scores and how many events were scored, kept with `n` in the insert's
--- transaction and taken off by every delete, like `n` and `value_sum`.
-ALTER TABLE event_counts ADD COLUMN match_sum REAL NOT NULL DEFAULT 0;
-ALTER TABLE event_counts ADD COLUMN match_n INTEGER NOT NULL DEFAULT 0;
-
 -- The raw match keys (IP, user agent, click ids, cookies) and the unhashed coarse location,
 -- kept APART from the record, only for forwarding, until `expires_at` (the event's timestamp +
 -- 7 days), then deleted by the periodic sweep. A row exists only for an event that carried
