@@ -9,6 +9,7 @@ import { createSender } from './delivery/sender.ts';
 import { DeliveryWorker } from './delivery/worker.ts';
 import { createAccount } from './domain/accounts/accounts.ts';
 import { CommitSignal } from './domain/commits.ts';
+import { startMatchKeysSweep } from './domain/lifecycle/match-keys-sweep.ts';
 import { startPurgeJob } from './domain/lifecycle/retention.ts';
 import { type RateLimiter, type Store, systemClock } from './domain/ports.ts';
 import { buildApp } from './http/app.ts';
@@ -245,6 +246,18 @@ export async function startServer(
       },
     );
     opened.push(stopPurge);
+    // Raw match keys (contract §11): erased once 7 days past the event, swept every 5 minutes.
+    const stopSweep = startMatchKeysSweep(
+      { store, clock: systemClock },
+      {
+        erased: (deleted) => {
+          if (deleted > 0) logger.info({ deleted }, 'expired raw match keys erased');
+        },
+        failed: (error) =>
+          logger.warn({ err: error }, 'match keys sweep failed; next in 5 minutes'),
+      },
+    );
+    opened.push(stopSweep);
     const rateLimiter = await createRateLimiter(config, logger, metrics);
     if (rateLimiter) opened.push(() => rateLimiter.close());
     const app = await buildApp({

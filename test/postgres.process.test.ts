@@ -61,7 +61,8 @@ describe('two trackway processes on one PostgreSQL schema', await postgresSuite(
     assert.equal(pixel.status, 201);
     const seen = await api(b, 'GET', `/v1/pixels/${pixel.body['id']}`);
     assert.equal(seen.status, 200);
-    assert.deepEqual(seen.body, pixel.body);
+    // The GET adds the 7-day match quality (contract §12): null without events.
+    assert.deepEqual(seen.body, { ...pixel.body, match_quality_7d: null });
   });
 
   it('stores exactly one event for 50 concurrent requests with one event_id over both', async () => {

@@ -76,7 +76,10 @@ describe('trackway retention commands', () => {
   it('purge runs at once and reports what it deleted', async () => {
     const res = await cli('purge', '--json');
     assert.equal(res.code, 0, res.stderr);
-    assert.deepEqual(JSON.parse(res.stdout), { deleted: 0 });
-    assert.match((await cli('purge')).stdout, /^Purged 0 events past retention\./);
+    assert.deepEqual(JSON.parse(res.stdout), { deleted: 0, match_keys_erased: 0 });
+    assert.match(
+      (await cli('purge')).stdout,
+      /^Purged 0 events past retention\. Erased the raw match keys of 0 events past 7 days\./,
+    );
   });
 });

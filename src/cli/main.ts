@@ -26,6 +26,7 @@ import {
   PLAN_NAMES,
   SUBSCRIPTION_STATUSES,
 } from '../domain/accounts/plans.ts';
+import { eraseExpiredMatchKeys } from '../domain/lifecycle/match-keys-sweep.ts';
 import { purgeExpired, retentionOf, setRetentionDays } from '../domain/lifecycle/retention.ts';
 import { type Account, KEY_SCOPES, type KeyScope, type ManagedKey } from '../domain/model.ts';
 import { systemClock } from '../domain/ports.ts';
@@ -118,7 +119,8 @@ const COMMANDS = {
   },
   purge: {
     synopsis: 'purge',
-    summary: "delete events older than their account's retention now (serve does it hourly)",
+    summary:
+      "delete events older than their account's retention, and raw match keys past their 7 days, now (serve does both on its own)",
     options: [],
   },
   openapi: { synopsis: 'openapi', summary: 'print the OpenAPI 3.1 document', options: [] },
@@ -413,8 +415,14 @@ async function runCommand(command: CommandName, values: Values, env: Env): Promi
       };
     }
     case 'purge': {
-      const deleted = await withStore(env, (op) => purgeExpired(op));
-      return { json: { deleted }, text: `Purged ${deleted} events past retention.` };
+      const { deleted, erased } = await withStore(env, async (op) => ({
+        deleted: await purgeExpired(op),
+        erased: await eraseExpiredMatchKeys(op),
+      }));
+      return {
+        json: { deleted, match_keys_erased: erased },
+        text: `Purged ${deleted} events past retention. Erased the raw match keys of ${erased} events past 7 days.`,
+      };
     }
     case 'openapi': {
       const { renderOpenApi } = await import('../http/openapi.ts');

@@ -1,5 +1,7 @@
 /** The records the domain works with. Times are `Date`s here; adapters choose their encoding. */
 import type { PlanName, SubscriptionStatus } from './accounts/plans.ts';
+import type { ActionSource, RawMatchKeys } from './forwarding/match-keys.ts';
+import type { PlatformHashes, PlatformLocation } from './forwarding/platform-user-data.ts';
 
 export interface Account {
   id: string;
@@ -53,6 +55,40 @@ export interface TrackedEvent {
   /** Hashes only: raw PII never reaches this record. */
   userData: Record<string, string> | null;
   customData: Record<string, unknown> | null;
+  /**
+   * Contract §11's `action_source`. Ingestion always sets it and stores read it back; absent
+   * only on events built by hand (tests), which the record shows as the default, `website`.
+   */
+  actionSource?: ActionSource;
+  /** The local match quality estimate, computed at ingestion (absent: computed from userData). */
+  matchQuality?: MatchQuality;
+  /**
+   * What ingestion derived for forwarding; only the insert reads it, and reads never fill it.
+   * The hashes are stored with the event; the raw keys and unhashed location are stored APART
+   * (event_match_keys, erased 7 days after `timestamp`), never in the record.
+   */
+  ingested?: IngestedMatchData;
+}
+
+/**
+ * `match_quality` (contract §12): a local estimate from the keys present, computed by
+ * forwarding/match-quality.ts (declared here, where the record's model is).
+ */
+export interface MatchQuality {
+  /** 0–10, one decimal. */
+  score: number;
+  /** The keys present, highest weight first. */
+  keys: string[];
+  /** The keys absent, highest weight first: what would raise the score most. */
+  missing: string[];
+}
+
+/** Per-platform hashes and the raw match data of one event, as ingestion computed them. */
+export interface IngestedMatchData {
+  hashes: PlatformHashes | null;
+  /** Null when the event carried no match key and no location. */
+  matchKeys: RawMatchKeys | null;
+  location: PlatformLocation | null;
 }
 
 export const WEBHOOK_EVENT_TYPES = [

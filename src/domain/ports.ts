@@ -3,6 +3,8 @@
  * Redis) implements these; the contract suites in storage/ and rate-limit/ hold each adapter to
  * the same behaviour. Every query is scoped by the caller's account id.
  */
+
+import type { ForwardableEvent } from './forwarding/model.ts';
 import type {
   Account,
   ApiKeyRecord,
@@ -241,6 +243,7 @@ export interface Store {
   feed: EventFeed;
   sessions: SessionStore;
   lifecycle: LifecycleStore;
+  matchKeys: MatchKeyStore;
   /** Runs pending migrations; safe to call on every start. */
   migrate(): Promise<void>;
   /** Cheap round trip, for /readyz. */
@@ -308,6 +311,32 @@ export interface SessionStore {
   /** The session with this token hash, unexpired at `now` and with its key unrevoked. */
   findSession(tokenHash: string, now: Date): Promise<DashboardSession | null>;
   deleteSession(tokenHash: string): Promise<void>;
+}
+
+// ---- Match keys and match quality (contract §11, §12) ----
+
+/** What the forwarding engine reads an event to send with. */
+export interface ForwardingSource {
+  /**
+   * The account's events of the pixel with these ids, in the order asked (ids not stored are
+   * left out), each with its action_source, every platform's hashes, and its raw match keys
+   * and unhashed location, or null once erased (7 days after the event's timestamp).
+   */
+  forwardable(accountId: string, pixelId: string, eventIds: string[]): Promise<ForwardableEvent[]>;
+}
+
+/**
+ * The raw match keys kept apart from the records (event_match_keys). They are written by the
+ * event insert, in its transaction; an event's erasure or purge deletes them with it.
+ */
+export interface MatchKeyStore extends ForwardingSource {
+  /** Deletes at most `limit` rows of raw keys whose expiry is at or before `now`; how many. */
+  eraseExpired(now: Date, limit: number): Promise<number>;
+  /**
+   * The mean match quality score of the pixel's events timestamped in hour `fromHour` (hours
+   * since the epoch) or later, from the hourly rollup; null when none was scored.
+   */
+  averageMatchQuality(accountId: string, pixelId: string, fromHour: number): Promise<number | null>;
 }
 
 // ---- Data lifecycle: erasure, export, retention (contract §15) ----

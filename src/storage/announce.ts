@@ -131,6 +131,8 @@ export function announceCommits(store: Store, notifier: CommitNotifier): Store {
     sessions: store.sessions,
     // Deletes and exports write no webhook messages and store no events.
     lifecycle: store.lifecycle,
+    // Raw match keys are written by the event insert (announced there) and only deleted here.
+    matchKeys: store.matchKeys,
     migrate: () => store.migrate(),
     ping: () => store.ping(),
     close: () => store.close(),

@@ -115,6 +115,8 @@ export interface DeletedEvent {
   eventName: string;
   timestampMs: number;
   value: number | null;
+  /** Its match quality score; null for an event stored before migration 010 (not counted). */
+  matchScore: number | null;
 }
 
 /** What deleted events take off one hour bucket (the day and all-time rows follow from it). */
@@ -126,6 +128,9 @@ export interface BucketDecrement {
   day: number;
   n: number;
   valueSum: number;
+  /** Taken off the hourly rollup only (the 7-day average reads hours). */
+  matchSum: number;
+  matchN: number;
 }
 
 /**
@@ -139,9 +144,12 @@ export function decrementsOf(deleted: Iterable<DeletedEvent>): BucketDecrement[]
     const hour = hourOf(e.timestampMs);
     const key = `${e.pixelId}\u0000${e.accountId}\u0000${e.eventName}\u0000${hour}`;
     const bucket = byKey.get(key);
+    const scored = e.matchScore !== null;
     if (bucket) {
       bucket.n += 1;
       bucket.valueSum += e.value ?? 0;
+      bucket.matchSum += e.matchScore ?? 0;
+      bucket.matchN += scored ? 1 : 0;
     } else {
       byKey.set(key, {
         pixelId: e.pixelId,
@@ -151,6 +159,8 @@ export function decrementsOf(deleted: Iterable<DeletedEvent>): BucketDecrement[]
         day: dayOf(e.timestampMs),
         n: 1,
         valueSum: e.value ?? 0,
+        matchSum: e.matchScore ?? 0,
+        matchN: scored ? 1 : 0,
       });
     }
   }

@@ -6,6 +6,8 @@
  */
 import type { Selectable } from 'kysely';
 import type { PlanName, SubscriptionStatus } from '../domain/accounts/plans.ts';
+import type { ActionSource } from '../domain/forwarding/match-keys.ts';
+import type { MatchQuality } from '../domain/forwarding/match-quality.ts';
 import type {
   Account,
   ApiKeyRecord,
@@ -63,7 +65,15 @@ export type KeyRow = Pick<
 /** Never the hash: a key's row as the keys API reads it. */
 export type ManagedKeyRow = Omit<Selectable<ApiKeysTable>, 'key_hash'>;
 export type PixelRow = Selectable<PixelsTable>;
-export type EventRow = Omit<Selectable<EventsTable>, 'seq'>;
+/**
+ * Contract §11's columns (migration 010) are optional, so that reads selecting the record's
+ * older columns only still type.
+ */
+export type EventRow = Omit<
+  Selectable<EventsTable>,
+  'seq' | 'action_source' | 'platform_hashes' | 'match_quality'
+> &
+  Partial<Pick<Selectable<EventsTable>, 'action_source' | 'match_quality'>>;
 export type EndpointRow = Omit<Selectable<WebhookEndpointsTable>, 'deleted_at'>;
 /** An attempt row joined with its message's event type. */
 export type AttemptRow = Omit<Selectable<WebhookAttemptsTable>, 'id' | 'account_id'> & {
@@ -116,6 +126,9 @@ export const toEvent = (c: Codec, r: EventRow): TrackedEvent => ({
   searchString: r.search_string,
   userData: jsonOrNull(c, r.user_data),
   customData: jsonOrNull(c, r.custom_data),
+  ...(r.action_source !== undefined && { actionSource: r.action_source as ActionSource }),
+  // Null for an event stored before migration 010: the record computes it from user_data.
+  ...(r.match_quality != null && { matchQuality: c.json<MatchQuality>(r.match_quality) }),
 });
 
 export const toEndpoint = (c: Codec, r: EndpointRow): WebhookEndpoint => ({

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { testStores } from '../../test/harness.ts';
+import { matchQualityOfRecord } from '../domain/forwarding/match-quality.ts';
 import { newId } from '../domain/ids.ts';
 import type {
   Account,
@@ -276,7 +277,10 @@ for (const kind of await testStores()) {
     describe('events', () => {
       it('round-trips every field exactly, key order of custom_data included', async () => {
         const { acct, px } = await setup();
-        const e = event(px);
+        const e = event(px, {
+          actionSource: 'physical_store',
+          matchQuality: { score: 2.5, keys: ['email'], missing: ['fbc', 'phone'] },
+        });
         assert.equal(await store.events.insertEvent(e, []), 'inserted');
         const sparse = event(px, {
           value: null,
@@ -294,7 +298,12 @@ for (const kind of await testStores()) {
           limit: 10,
           offset: 0,
         });
-        assert.deepEqual(events, [e, sparse]);
+        // An event built without them reads back with the defaults: action_source `website`
+        // and the estimate ingestion would have made from its user_data.
+        assert.deepEqual(events, [
+          e,
+          { ...sparse, actionSource: 'website', matchQuality: matchQualityOfRecord(null) },
+        ]);
         assert.equal(JSON.stringify(events[0]?.customData), JSON.stringify(e.customData));
       });
 
@@ -526,6 +535,8 @@ for (const kind of await testStores()) {
               eventId: `m${i}`,
               eventName: i % 2 ? 'Lead' : 'Purchase',
               timestamp: new Date(t),
+              // An email hash scores 2.5 (match quality), so the rebuilt sums can be checked.
+              ...(i % 3 === 0 && { userData: { email: 'a'.repeat(64) } }),
             }),
           ),
         );
@@ -534,11 +545,11 @@ for (const kind of await testStores()) {
           'DROP TABLE event_totals; DROP TABLE event_counts_daily; DROP TABLE event_counts;';
         if (store instanceof SqliteStore) {
           store.db.exec(
-            `${drop} DELETE FROM schema_migrations WHERE version IN ('004_event_counts', '006_event_value_sums');`,
+            `${drop} DELETE FROM schema_migrations WHERE version IN ('004_event_counts', '006_event_value_sums', '011_match_quality_sums');`,
           );
         } else if (store instanceof PostgresStore) {
           await store.pool.query(
-            `${drop} DELETE FROM schema_migrations WHERE version IN ('004_event_counts', '006_event_value_sums');`,
+            `${drop} DELETE FROM schema_migrations WHERE version IN ('004_event_counts', '006_event_value_sums', '011_match_quality_sums');`,
           );
         } else {
           assert.fail('unknown store');
@@ -580,6 +591,11 @@ for (const kind of await testStores()) {
         assert.deepEqual(
           new Map(buckets.map((b) => [`${b.start.getTime()} ${b.eventName}`, b.valueSum])),
           expected,
+        );
+        // And the match quality sums (011): 3 of the 8 events score 2.5, the others 0.
+        assert.equal(
+          await store.matchKeys.averageMatchQuality(acct.id, px.id, Math.min(...hours)),
+          Math.round((7.5 / 8) * 10) / 10,
         );
       });
 

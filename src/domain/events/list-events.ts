@@ -1,5 +1,7 @@
 import type { Context } from '../context.ts';
 import { invalidParameter, pixelNotFound } from '../errors.ts';
+import { DEFAULT_ACTION_SOURCE } from '../forwarding/match-keys.ts';
+import { matchQualityOfRecord } from '../forwarding/match-quality.ts';
 import type { TrackedEvent } from '../model.ts';
 import type { EventList, ListEventsQuery } from './schemas.ts';
 
@@ -41,6 +43,8 @@ export function eventRecord(event: TrackedEvent) {
     search_string: event.searchString,
     custom_data: event.customData,
     user_data: event.userData,
+    action_source: event.actionSource ?? DEFAULT_ACTION_SOURCE,
+    match_quality: event.matchQuality ?? matchQualityOfRecord(event.userData),
     received_at: event.receivedAt.toISOString(),
   };
 }

@@ -3,6 +3,11 @@
  * (validation.ts), type the verbs and generate the OpenAPI document.
  */
 import { type Static, Type } from '@sinclair/typebox';
+import {
+  ACTION_SOURCES,
+  ActionSourceSchema,
+  MATCH_KEY_USER_DATA_PROPERTIES,
+} from '../forwarding/match-keys.ts';
 
 /** A realistic event: the docs page's "try it" sends this (with your pixel's id). */
 const TRACK_EVENT_EXAMPLE = {
@@ -13,7 +18,15 @@ const TRACK_EVENT_EXAMPLE = {
   currency: 'USD',
   timestamp: '2026-11-24T18:42:10Z',
   url: 'https://shop.example.com/checkout/thank-you',
-  user_data: { email: 'jane@example.com', phone: '+1 650 555 1212', country: 'US' },
+  action_source: 'website',
+  user_data: {
+    email: 'jane@example.com',
+    phone: '+1 650 555 1212',
+    country: 'US',
+    client_ip_address: '203.0.113.7',
+    client_user_agent: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7)',
+    fbp: 'fb.1.1732473730000.1098115397',
+  },
   custom_data: { order_id: '10045', items: 2 },
 };
 
@@ -35,11 +48,13 @@ export const UserDataSchema = Type.Object(
     ),
     country: userDataValue('ISO 3166-1 alpha-2 country code. Lower-cased, then hashed.'),
     external_id: userDataValue('Your internal user ID. Trimmed, then hashed.'),
+    // Contract §11: the keys ad platforms want unhashed, declared once in match-keys.ts.
+    ...MATCH_KEY_USER_DATA_PROPERTIES,
   },
   {
     additionalProperties: false,
     description:
-      'User attributes for matching. Every value is normalised and SHA-256-hashed before it is stored; a value that already is 64 lowercase hex characters is taken as a hash and kept as sent.',
+      "User attributes for matching. Every value is normalised and SHA-256-hashed before it is stored; a value that already is 64 lowercase hex characters is taken as a hash and kept as sent. The match keys (`client_ip_address`, `client_user_agent`, `fbc`, `fbp`, `ttclid`, `ttp`, `ga_client_id`) are hashed as sent in the record; their raw values are kept apart, only for forwarding, for at most 7 days after the event's `timestamp`.",
   },
 );
 
@@ -83,6 +98,7 @@ export const TrackEventSchema = Type.Object(
         description: 'ISO 4217 code, any case; stored upper-case.',
       }),
     ),
+    action_source: ActionSourceSchema,
     user_data: Type.Optional(UserDataSchema),
     timestamp: Type.Optional(
       Type.String({
@@ -227,6 +243,20 @@ export const ListEventsQuerySchema = Type.Object(
 );
 export type ListEventsQuery = Static<typeof ListEventsQuerySchema>;
 
+export const MatchQualitySchema = Type.Object(
+  {
+    score: Type.Number({ minimum: 0, maximum: 10, description: '0–10, one decimal.' }),
+    keys: Type.Array(Type.String(), { description: 'The match keys present, strongest first.' }),
+    missing: Type.Array(Type.String(), {
+      description: 'The match keys absent, strongest first: what would raise the score most.',
+    }),
+  },
+  {
+    description:
+      "A local estimate of how well the event can be matched to a person, from the keys it carries (Meta's published priority tiers and refused key combinations). Not Meta's Event Match Quality, which Meta computes from data only it has.",
+  },
+);
+
 const nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
 
 export const EventRecordSchema = Type.Object(
@@ -244,8 +274,13 @@ export const EventRecordSchema = Type.Object(
     search_string: nullable(Type.String()),
     custom_data: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
     user_data: Type.Union([Type.Record(Type.String(), Type.String()), Type.Null()], {
-      description: 'SHA-256 hashes only.',
+      description: 'SHA-256 hashes only (match keys included: a record never holds an IP).',
     }),
+    action_source: Type.Union(
+      ACTION_SOURCES.map((source) => Type.Literal(source)),
+      { description: 'As sent, else `website`.' },
+    ),
+    match_quality: MatchQualitySchema,
     received_at: Type.String({ format: 'date-time' }),
   },
   {
@@ -265,6 +300,25 @@ export const EventRecordSchema = Type.Object(
         custom_data: { order_id: '10045', items: 2 },
         user_data: {
           email: '8c87b489ce35cf2e2f39f80e282cb2e804932a56a213983eeeb428407d43b52d',
+        },
+        action_source: 'website',
+        match_quality: {
+          score: 2.5,
+          keys: ['email'],
+          missing: [
+            'fbc',
+            'phone',
+            'external_id',
+            'fbp',
+            'client_ip_address',
+            'client_user_agent',
+            'country',
+            'first_name',
+            'last_name',
+            'city',
+            'state',
+            'zip',
+          ],
         },
         received_at: '2026-11-24T18:42:10.412Z',
       },

@@ -1,7 +1,14 @@
 import { type Context, trackingLookup } from '../context.ts';
 import { invalidField, pixelNotFound, TrackwayError } from '../errors.ts';
+import { matchKeyHashes, splitMatchKeys } from '../forwarding/match-keys.ts';
+import { matchQuality } from '../forwarding/match-quality.ts';
+import {
+  type PlatformHashes,
+  type PlatformLocation,
+  platformUserData,
+} from '../forwarding/platform-user-data.ts';
 import { newEventId } from '../ids.ts';
-import type { Pixel, TrackedEvent, WebhookEvent } from '../model.ts';
+import type { IngestedMatchData, Pixel, TrackedEvent, WebhookEvent } from '../model.ts';
 import type { InsertOutcome } from '../ports.ts';
 import { compileValidator } from '../validation.ts';
 import { type TrackEventResponse, TrackEventSchema } from './schemas.ts';
@@ -54,7 +61,24 @@ export function prepareEvent(accountId: string, body: unknown, receivedAt: Date)
     if (infinite) throw invalidField(infinite, 'must be a finite number');
   }
   // Hashing happens here, before the record exists: raw PII never reaches storage or logs.
-  const userData = input.user_data === undefined ? null : hashUserData(input.user_data);
+  // The match keys (contract §11) are split off first: the record gets their SHA-256, the raw
+  // values go to the 7-day store with the unhashed location (`ingested`).
+  const { actionSource, matchKeys, contact } = splitMatchKeys(
+    input.user_data as Record<string, string> | undefined,
+    input.action_source,
+  );
+  let userData: Record<string, string> | null = null;
+  let ingested: IngestedMatchData = { hashes: null, matchKeys: null, location: null };
+  if (input.user_data !== undefined) {
+    const own = hashUserData(contact);
+    const { hashes, location } = platformUserData(contact, own);
+    userData = { ...own, ...matchKeyHashes(matchKeys) };
+    ingested = {
+      hashes,
+      matchKeys: Object.keys(matchKeys).length > 0 ? matchKeys : null,
+      location: hasLocation(location) ? location : null,
+    };
+  }
   if (unknown) throw unknown;
   return {
     accountId,
@@ -71,7 +95,16 @@ export function prepareEvent(accountId: string, body: unknown, receivedAt: Date)
     searchString: input.search_string ?? null,
     userData,
     customData: (input.custom_data as Record<string, unknown> | undefined) ?? null,
+    actionSource,
+    matchQuality: matchQuality({ hashes: ingested.hashes ?? NO_HASHES, matchKeys }),
+    ingested,
   };
+}
+
+const NO_HASHES: PlatformHashes = { meta: {}, ga4: {}, tiktok: {} };
+
+function hasLocation(location: PlatformLocation): boolean {
+  return Object.keys(location.ga4).length > 0 || Object.keys(location.tiktok).length > 0;
 }
 
 /** The `event.tracked` webhook: exactly the five fields the spec names. */

@@ -134,6 +134,12 @@ export const MatchKeysSchema = Type.Object(
 );
 export type MatchKeysInput = Static<typeof MatchKeysSchema>;
 
+/**
+ * How long after the event's `timestamp` its raw match keys are kept (§11): the longest window
+ * a supported platform accepts an event in (Meta, 7 days). After that nothing could use them.
+ */
+export const RAW_MATCH_KEYS_TTL_MS = 7 * 86_400_000;
+
 /** The raw match keys of one event: kept apart from its record, at most 7 days (§11). */
 export interface RawMatchKeys {
   clientIpAddress?: string;

@@ -13,8 +13,13 @@
  * Weights sum to 10, so an event with every key scores 10. It is computed at ingestion, while
  * the raw match keys exist (they are erased after 7 days).
  */
+
+import type { MatchQuality } from '../model.ts';
 import { type MetaMatchKey, metaKeysOf, metaKeysProblem, metaUserData } from './meta-user-data.ts';
 import type { ForwardableEvent } from './model.ts';
+import { metaHashesOfRecord } from './platform-user-data.ts';
+
+export type { MatchQuality };
 
 /** Trackway's names of the keys, with Meta's, highest weight first. */
 const WEIGHTS: ReadonlyArray<{ key: string; meta: MetaMatchKey; weight: number }> = [
@@ -33,15 +38,6 @@ const WEIGHTS: ReadonlyArray<{ key: string; meta: MetaMatchKey; weight: number }
   { key: 'zip', meta: 'zp', weight: 0.1 },
 ];
 
-export interface MatchQuality {
-  /** 0–10, one decimal. */
-  score: number;
-  /** The keys present, highest weight first. */
-  keys: string[];
-  /** The keys absent, highest weight first: what would raise the score most. */
-  missing: string[];
-}
-
 export function matchQuality(
   forwardable: Pick<ForwardableEvent, 'hashes' | 'matchKeys'>,
 ): MatchQuality {
@@ -51,4 +47,14 @@ export function matchQuality(
   const rejected = metaKeysProblem(present) !== null;
   const total = rejected ? 0 : keys.reduce((sum, w) => sum + w.weight, 0);
   return { score: Math.round(total * 10) / 10, keys: keys.map((w) => w.key), missing };
+}
+
+/**
+ * The estimate for an event stored before match quality was computed at ingestion (migration
+ * 010). Such an event predates the match keys, so its record's contact hashes are all it ever
+ * had, and the estimate from them is the one ingestion would have made.
+ */
+export function matchQualityOfRecord(userData: Record<string, string> | null): MatchQuality {
+  const meta = metaHashesOfRecord(userData);
+  return matchQuality({ hashes: { meta, ga4: {}, tiktok: {} }, matchKeys: null });
 }

@@ -131,11 +131,14 @@ function compact<T extends object>(value: T): T {
  * All platforms' forms of one event's contact data. Throws the same `invalid_request` errors as
  * `hashUserData()` for values no platform could use (a malformed email or phone).
  */
-export function platformUserData(raw: UserData): {
+export function platformUserData(
+  raw: UserData,
+  /** The record's own hashes of `raw`, when the caller has them already (ingestion does). */
+  own: UserData = hashUserData(raw),
+): {
   hashes: PlatformHashes;
   location: PlatformLocation;
 } {
-  const own = hashUserData(raw);
   const meta: MetaUserDataHashes = {};
   for (const [field, key] of Object.entries(META_KEYS)) {
     const hash = own[field as keyof typeof META_KEYS];
@@ -171,4 +174,19 @@ export function platformUserData(raw: UserData): {
     }),
   };
   return { hashes: { meta, ga4, tiktok }, location };
+}
+
+/**
+ * Meta's hashes, read back from a stored record's `user_data`: they are the record's own hashes
+ * under Meta's names (see above), so the store keeps them once, in the record. The record's
+ * match-key hashes (client_ip_address …) are not Meta's hashed keys and are left out.
+ */
+export function metaHashesOfRecord(userData: Record<string, string> | null): MetaUserDataHashes {
+  const meta: MetaUserDataHashes = {};
+  if (userData === null) return meta;
+  for (const [field, key] of Object.entries(META_KEYS)) {
+    const hash = userData[field];
+    if (hash !== undefined) meta[key] = hash;
+  }
+  return meta;
 }

@@ -22,6 +22,8 @@ export const CSV_COLUMNS = [
   'search_string',
   'custom_data',
   'user_data',
+  'action_source',
+  'match_quality',
   'received_at',
 ] as const;
 

@@ -49,6 +49,7 @@ export function withPixelCache(
       feed: store.feed,
       sessions: store.sessions,
       lifecycle: store.lifecycle,
+      matchKeys: store.matchKeys,
       migrate: () => store.migrate(),
       ping: () => store.ping(),
       close: () => store.close(),

@@ -4,7 +4,13 @@ import { invalidField, pixelNotFound, TrackwayError } from '../errors.ts';
 import { pageOf } from '../events/list-events.ts';
 import { newId } from '../ids.ts';
 import type { Pixel, WebhookEvent } from '../model.ts';
-import type { CreatePixelInput, PageQuery, PixelObject, UpdatePixelInput } from './schemas.ts';
+import type {
+  CreatePixelInput,
+  PageQuery,
+  PixelDetail,
+  PixelObject,
+  UpdatePixelInput,
+} from './schemas.ts';
 
 export function pixelObject(pixel: Pixel): PixelObject {
   return {
@@ -63,10 +69,23 @@ export async function createPixel({
   return pixelObject(pixel);
 }
 
-export async function getPixel({ ctx, pixelId }: { ctx: Context; pixelId: string }) {
+const HOUR_MS = 3_600_000;
+const WEEK_MS = 7 * 24 * HOUR_MS;
+
+export async function getPixel({
+  ctx,
+  pixelId,
+}: {
+  ctx: Context;
+  pixelId: string;
+}): Promise<PixelDetail> {
   const pixel = await ctx.store.pixels.getPixel(ctx.account.id, pixelId);
   if (!pixel) throw pixelNotFound(pixelId);
-  return pixelObject(pixel);
+  // From the hourly rollup (a few hundred rows at most), never the events: by whole hours, the
+  // one starting at or before now − 7 days included.
+  const fromHour = Math.floor((ctx.clock.now().getTime() - WEEK_MS) / HOUR_MS);
+  const average = await ctx.store.matchKeys.averageMatchQuality(ctx.account.id, pixelId, fromHour);
+  return { ...pixelObject(pixel), match_quality_7d: average };
 }
 
 export async function listPixels({ ctx, query }: { ctx: Context; query: PageQuery }) {

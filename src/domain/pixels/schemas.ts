@@ -62,6 +62,31 @@ export const PixelSchema = Type.Object(
 );
 export type PixelObject = Static<typeof PixelSchema>;
 
+/** `GET /v1/pixels/:pixel_id`: the pixel and its match quality over the last 7 days (§12). */
+export const PixelDetailSchema = Type.Object(
+  {
+    ...PixelSchema.properties,
+    match_quality_7d: Type.Union([Type.Number({ minimum: 0, maximum: 10 }), Type.Null()], {
+      description:
+        "The mean `match_quality.score` of the pixel's events timestamped in the last 7 days (by the hour), or null when there are none. A local estimate, not Meta's Event Match Quality.",
+    }),
+  },
+  {
+    examples: [
+      {
+        id: 'px_7Hq2LmN4pR8sT1vW',
+        name: 'Shop',
+        domain: 'shop.example.com',
+        tracking_domain: 'track.shop.example.com',
+        status: 'active',
+        created_at: '2026-11-01T09:00:00.000Z',
+        match_quality_7d: 6.4,
+      },
+    ],
+  },
+);
+export type PixelDetail = Static<typeof PixelDetailSchema>;
+
 export const PixelListSchema = Type.Object({
   pixels: Type.Array(PixelSchema),
   total: Type.Integer(),

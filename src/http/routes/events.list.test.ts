@@ -62,6 +62,27 @@ for (const kind of await testStores()) {
         search_string: null,
         custom_data: null,
         user_data: null,
+        // Contract §11's default, and the estimate of an event with no key at all.
+        action_source: 'website',
+        match_quality: {
+          score: 0,
+          keys: [],
+          missing: [
+            'email',
+            'fbc',
+            'phone',
+            'external_id',
+            'fbp',
+            'client_ip_address',
+            'client_user_agent',
+            'country',
+            'first_name',
+            'last_name',
+            'city',
+            'state',
+            'zip',
+          ],
+        },
         received_at: body.events[0].received_at,
       });
       assert.match(body.events[0].received_at, /Z$/);

@@ -91,6 +91,8 @@ for (const kind of await testStores()) {
         event_id: 'a',
         value: 5,
         currency: 'usd',
+        action_source: 'app',
+        user_data: { email: 'a@example.com', client_ip_address: '203.0.113.5' },
       });
       const first = await stream.nextEvent();
       assert.equal(first.event, 'event');
@@ -98,6 +100,11 @@ for (const kind of await testStores()) {
       assert.equal(record.event_id, 'a');
       assert.equal(record.currency, 'USD');
       assert.equal(record.pixel_id, pixelId);
+      // The same record as the list (contract §11, §12): hashes only, with its estimate.
+      assert.equal(record.action_source, 'app');
+      assert.deepEqual(record.match_quality.keys, ['email', 'client_ip_address']);
+      assert.equal(record.match_quality.score, 3.3);
+      assert.ok(!first.data!.includes('203.0.113.5'));
       assert.match(first.id!, /^\d+$/);
       // A duplicate is not a new event.
       await h.track(acme, { pixel_id: pixelId, event_name: 'Purchase', event_id: 'a' });

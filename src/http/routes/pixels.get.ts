@@ -1,5 +1,5 @@
 import { getPixel } from '../../domain/pixels/pixels.ts';
-import { PixelSchema } from '../../domain/pixels/schemas.ts';
+import { PixelDetailSchema } from '../../domain/pixels/schemas.ts';
 import type { App, AppDeps } from '../deps.ts';
 import { contextOf, errorResponses, PixelIdParams } from '../route-kit.ts';
 
@@ -12,7 +12,7 @@ export function registerGetPixel(app: App, deps: AppDeps): void {
         summary: 'Get a pixel',
         tags: ['Pixels'],
         params: PixelIdParams,
-        response: { 200: PixelSchema, ...errorResponses },
+        response: { 200: PixelDetailSchema, ...errorResponses },
       },
     },
     async (request) =>

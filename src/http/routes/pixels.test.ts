@@ -38,7 +38,8 @@ for (const kind of await testStores()) {
       assert.equal(pixel.status, 'active');
       assert.match(pixel.created_at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
       const got = await h.request(acme, { method: 'GET', url: `/v1/pixels/${pixel.id}` });
-      assert.deepEqual(got.json(), pixel);
+      // The GET adds the 7-day match quality (contract §12): null without events.
+      assert.deepEqual(got.json(), { ...pixel, match_quality_7d: null });
     });
 
     it('validates the pixel body', async () => {

@@ -3,6 +3,7 @@ import type { TrackedEvent, WebhookEvent } from '../../domain/model.ts';
 import type { EventQuery, EventStore, InsertOutcome, NewEvent } from '../../domain/ports.ts';
 import { planTotal, totalSql } from '../event-totals.ts';
 import { GroupCommit } from '../group-commit.ts';
+import { matchColumns } from '../match-columns.ts';
 import * as rows from '../rows.ts';
 import { type EventRow, postgresCodec } from '../rows.ts';
 import { inTransaction } from './database.ts';
@@ -37,6 +38,7 @@ async function insertMany(
     return true;
   });
   const e = firsts.map((p) => p.event);
+  const m = e.map(matchColumns);
   const json = (v: unknown) => (v === null ? null : JSON.stringify(v));
   // unnest turns one array per column into rows: a single statement and a single round trip
   // whatever the batch size. seq is drawn in array order, so it keeps arrival order; the rows
@@ -52,20 +54,33 @@ async function insertMany(
        SELECT nextval((SELECT pg_get_serial_sequence('events', 'seq'))::regclass) AS seq, e.*
          FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::float8[],
            $6::text[], $7::timestamptz[], $8::timestamptz[], $9::text[], $10::text[],
-           $11::text[], $12::text[], $13::json[], $14::json[]) WITH ORDINALITY
+           $11::text[], $12::text[], $13::json[], $14::json[], $15::text[], $16::json[],
+           $17::json[], $18::timestamptz[], $19::json[], $20::json[]) WITH ORDINALITY
            AS e (account_id, pixel_id, event_id, event_name, value, currency, timestamp,
-             received_at, url, referrer, title, search_string, user_data, custom_data, arrival)
+             received_at, url, referrer, title, search_string, user_data, custom_data,
+             action_source, platform_hashes, match_quality, raw_expires_at, match_keys,
+             location, arrival)
         ORDER BY e.arrival
      ), inserted AS (
        INSERT INTO events (seq, account_id, pixel_id, event_id, event_name, value, currency,
-         timestamp, received_at, url, referrer, title, search_string, user_data, custom_data)
+         timestamp, received_at, url, referrer, title, search_string, user_data, custom_data,
+         action_source, platform_hashes, match_quality)
        OVERRIDING SYSTEM VALUE
        SELECT seq, account_id, pixel_id, event_id, event_name, value, currency, timestamp,
-         received_at, url, referrer, title, search_string, user_data, custom_data
+         received_at, url, referrer, title, search_string, user_data, custom_data,
+         action_source, platform_hashes, match_quality
          FROM arrived ORDER BY pixel_id, event_id
        ON CONFLICT (pixel_id, event_id) DO NOTHING
        RETURNING seq, account_id, pixel_id, event_id, event_name, coalesce(value, 0) AS value,
-         floor(extract(epoch FROM timestamp) / 3600)::bigint AS hour
+         floor(extract(epoch FROM timestamp) / 3600)::bigint AS hour,
+         (match_quality ->> 'score')::float8 AS score
+     ), raw_keys AS (
+       -- Contract §11: the raw match keys apart from the record, for the new events that
+       -- carried any (raw_expires_at is null for the others).
+       INSERT INTO event_match_keys (seq, expires_at, match_keys, location)
+       SELECT a.seq, a.raw_expires_at, a.match_keys, a.location
+         FROM inserted i JOIN arrived a ON a.seq = i.seq
+        WHERE a.raw_expires_at IS NOT NULL
      ), all_time AS (
        INSERT INTO event_totals (pixel_id, account_id, event_name, n)
        SELECT pixel_id, account_id, event_name, count(*) FROM inserted
@@ -83,13 +98,18 @@ async function insertMany(
          DO UPDATE SET n = event_counts_daily.n + excluded.n,
            value_sum = event_counts_daily.value_sum + excluded.value_sum
      ), hourly AS (
-       INSERT INTO event_counts (pixel_id, account_id, event_name, hour, n, value_sum)
-       SELECT pixel_id, account_id, event_name, hour, count(*), sum(value) FROM inserted
+       INSERT INTO event_counts (pixel_id, account_id, event_name, hour, n, value_sum, match_sum,
+         match_n)
+       SELECT pixel_id, account_id, event_name, hour, count(*), sum(value),
+              coalesce(sum(score), 0), count(score)
+         FROM inserted
         GROUP BY pixel_id, account_id, event_name, hour
         ORDER BY pixel_id, account_id, event_name, hour
        ON CONFLICT (pixel_id, account_id, event_name, hour)
          DO UPDATE SET n = event_counts.n + excluded.n,
-           value_sum = event_counts.value_sum + excluded.value_sum
+           value_sum = event_counts.value_sum + excluded.value_sum,
+           match_sum = event_counts.match_sum + excluded.match_sum,
+           match_n = event_counts.match_n + excluded.match_n
      )
      SELECT seq::text, pixel_id, event_id FROM inserted`,
     [
@@ -107,6 +127,12 @@ async function insertMany(
       e.map((x) => x.searchString),
       e.map((x) => json(x.userData)),
       e.map((x) => json(x.customData)),
+      m.map((x) => x.actionSource),
+      m.map((x) => x.platformHashes),
+      m.map((x) => x.matchQuality),
+      m.map((x) => (x.raw === null ? null : new Date(x.raw.expiresAtMs))),
+      m.map((x) => x.raw?.matchKeys ?? null),
+      m.map((x) => x.raw?.location ?? null),
     ],
   );
   const inserted = new Set(rows.map((r) => `${r.pixel_id}\u0000${r.event_id}`));
@@ -217,7 +243,8 @@ export class PostgresEventStore implements EventStore {
     const [page, total] = await Promise.all([
       this.pool.query<EventRow>(
         `SELECT account_id, pixel_id, event_id, event_name, value, currency, timestamp, received_at,
-           url, referrer, title, search_string, user_data, custom_data
+           url, referrer, title, search_string, user_data, custom_data, action_source,
+           match_quality
            FROM events WHERE ${where.join(' AND ')}
           ORDER BY timestamp DESC, seq DESC LIMIT $${n + 1} OFFSET $${n + 2}`,
         [...pageParams, query.limit, query.offset],

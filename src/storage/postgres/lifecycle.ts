@@ -10,10 +10,12 @@ interface DeletedRow {
   event_name: string;
   ms: string;
   value: number | null;
+  match_score: number | null;
 }
 
-const RETURNING =
-  'RETURNING pixel_id, account_id, event_name, (extract(epoch FROM timestamp) * 1000)::bigint AS ms, value';
+const RETURNING = `RETURNING pixel_id, account_id, event_name,
+  (extract(epoch FROM timestamp) * 1000)::bigint AS ms, value,
+  (match_quality ->> 'score')::float8 AS match_score`;
 
 /** The user_data fields a person is matched on; the names are fixed, never input. */
 const KEY_FIELDS = ['email', 'phone', 'external_id'] as const;
@@ -36,9 +38,12 @@ async function uncount(
     rows.map((r) => r.n),
     rows.map((r) => r.valueSum),
     rows.map((r) => (bucket === 'hour' ? r.hour : r.day)),
+    rows.map((r) => r.matchSum),
+    rows.map((r) => r.matchN),
   ];
-  const d = `unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::float8[], $6::bigint[])
-    AS d (pixel_id, account_id, event_name, n, value_sum, bucket)`;
+  const d = `unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::float8[], $6::bigint[],
+      $7::float8[], $8::bigint[])
+    AS d (pixel_id, account_id, event_name, n, value_sum, bucket, match_sum, match_n)`;
   const on = `c.pixel_id = d.pixel_id AND c.account_id = d.account_id AND c.event_name = d.event_name${
     bucket === null ? '' : ` AND c.${bucket} = d.bucket`
   }`;
@@ -47,7 +52,12 @@ async function uncount(
     `SELECT 1 FROM ${table} c JOIN ${d} ON ${on} ORDER BY ${order} FOR UPDATE OF c`,
     params,
   );
-  const values = bucket === null ? '' : ', value_sum = c.value_sum - d.value_sum';
+  const values =
+    bucket === null
+      ? ''
+      : bucket === 'day'
+        ? ', value_sum = c.value_sum - d.value_sum'
+        : ', value_sum = c.value_sum - d.value_sum, match_sum = c.match_sum - d.match_sum, match_n = c.match_n - d.match_n';
   await db.query(`UPDATE ${table} c SET n = c.n - d.n${values} FROM ${d} WHERE ${on}`, params);
   // A bucket left with no events is removed: the stats leave out empty buckets.
   await db.query(`DELETE FROM ${table} c USING ${d} WHERE ${on} AND c.n <= 0`, params);
@@ -68,6 +78,7 @@ export class PostgresEventDeletes implements EventDeletes {
           eventName: r.event_name,
           timestampMs: Number(r.ms),
           value: r.value,
+          matchScore: r.match_score,
         })),
       );
       await uncount(db, 'event_counts', 'hour', hours);

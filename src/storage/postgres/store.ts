@@ -4,6 +4,7 @@ import type {
   EventFeed,
   KeyStore,
   LifecycleStore,
+  MatchKeyStore,
   PixelStore,
   SessionStore,
   StatsStore,
@@ -16,6 +17,7 @@ import {
   eventFeed,
   keyStore,
   lifecycleStore,
+  matchKeyStore,
   pixelStore,
   sessionStore,
   webhookStore,
@@ -46,6 +48,7 @@ export class PostgresStore implements Store {
   private readonly queue: PostgresDeliveryQueue;
   readonly sessions: SessionStore;
   readonly lifecycle: LifecycleStore;
+  readonly matchKeys: MatchKeyStore;
   private closed: Promise<void> | undefined;
 
   private constructor(
@@ -64,6 +67,7 @@ export class PostgresStore implements Store {
     this.stats = new PostgresStatsStore(pool);
     this.sessions = sessionStore(runner);
     this.lifecycle = lifecycleStore(runner, new PostgresEventDeletes(pool));
+    this.matchKeys = matchKeyStore(runner);
     this.queue = new PostgresDeliveryQueue(pool);
     this.webhooks = webhookStore(runner, this.queue);
   }

@@ -9,6 +9,7 @@ import type {
   EventFeed,
   KeyStore,
   LifecycleStore,
+  MatchKeyStore,
   PixelStore,
   SessionStore,
   WebhookStore,
@@ -18,6 +19,7 @@ import * as accounts from '../queries/accounts.ts';
 import * as keys from '../queries/api-keys.ts';
 import * as sessions from '../queries/dashboard-sessions.ts';
 import * as events from '../queries/events.ts';
+import * as forwardable from '../queries/forwardable.ts';
 import * as pixels from '../queries/pixels.ts';
 import * as attempts from '../queries/webhook-attempts.ts';
 import * as deliveries from '../queries/webhook-deliveries.ts';
@@ -125,5 +127,16 @@ export function eventFeed({ sql: db, read }: Runner, bus: FeedBus): EventFeed {
     eventsAfter: (accountId, pixelId, afterSeq, limit) =>
       read(() => events.eventsAfter(db, accountId, pixelId, afterSeq, limit)),
     close: () => bus.close(),
+  };
+}
+
+/** Raw match keys and match quality reads (contract §11). */
+export function matchKeyStore({ sql: db, read, transaction }: Runner): MatchKeyStore {
+  return {
+    forwardable: (accountId, pixelId, eventIds) =>
+      read(() => forwardable.forwardable(db, accountId, pixelId, eventIds)),
+    eraseExpired: (now, limit) => transaction(() => forwardable.eraseExpired(db, now, limit)),
+    averageMatchQuality: (accountId, pixelId, fromHour) =>
+      read(() => forwardable.averageMatchQuality(db, accountId, pixelId, fromHour)),
   };
 }

@@ -61,6 +61,17 @@ export interface EventsTable {
   search_string: string | null;
   user_data: Stored | null;
   custom_data: Stored | null;
+  action_source: string;
+  platform_hashes: Stored | null;
+  match_quality: Stored | null;
+}
+
+/** Raw match keys kept apart from the record until `expires_at` (contract §11, migration 010). */
+export interface EventMatchKeysTable {
+  seq: number;
+  expires_at: Stored;
+  match_keys: Stored | null;
+  location: Stored | null;
 }
 
 export interface WebhookEndpointsTable {
@@ -147,8 +158,9 @@ export interface Tables {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
   event_totals: Omit<EventRollupTable, 'value_sum'>;
-  event_counts: EventRollupTable & { hour: number };
+  event_counts: EventRollupTable & { hour: number; match_sum: number; match_n: number };
   event_counts_daily: EventRollupTable & { day: number };
   dashboard_sessions: DashboardSessionsTable;
   account_retention: AccountRetentionTable;
+  event_match_keys: EventMatchKeysTable;
 }

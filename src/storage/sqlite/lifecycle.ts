@@ -10,9 +10,11 @@ interface DeletedRow {
   event_name: string;
   timestamp: number;
   value: number | null;
+  match_score: number | null;
 }
 
-const RETURNING = 'RETURNING pixel_id, account_id, event_name, timestamp, value';
+const RETURNING = `RETURNING pixel_id, account_id, event_name, timestamp, value,
+  json_extract(match_quality, '$.score') AS match_score`;
 
 const deletedEvent = (r: DeletedRow): DeletedEvent => ({
   pixelId: r.pixel_id,
@@ -20,6 +22,7 @@ const deletedEvent = (r: DeletedRow): DeletedEvent => ({
   eventName: r.event_name,
   timestampMs: r.timestamp,
   value: r.value,
+  matchScore: r.match_score,
 });
 
 /** The user_data fields a person is matched on; the column names are fixed, never input. */
@@ -41,7 +44,9 @@ export class SqliteEventDeletes implements EventDeletes {
   ) {
     const key = 'pixel_id = @pixelId AND account_id = @accountId AND event_name = @eventName';
     this.takeHour = db.prepare(
-      `UPDATE event_counts SET n = n - @n, value_sum = value_sum - @valueSum WHERE ${key} AND hour = @hour`,
+      `UPDATE event_counts SET n = n - @n, value_sum = value_sum - @valueSum,
+         match_sum = match_sum - @matchSum, match_n = match_n - @matchN
+       WHERE ${key} AND hour = @hour`,
     );
     this.takeDay = db.prepare(
       `UPDATE event_counts_daily SET n = n - @n, value_sum = value_sum - @valueSum WHERE ${key} AND day = @day`,

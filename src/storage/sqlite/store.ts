@@ -7,6 +7,7 @@ import type {
   InsertOutcome,
   KeyStore,
   LifecycleStore,
+  MatchKeyStore,
   NewEvent,
   PixelStore,
   SessionStore,
@@ -17,6 +18,7 @@ import type {
 import { translateDriverErrors } from '../driver-errors.ts';
 import { dayOf, hourOf, planTotal, totalSql } from '../event-totals.ts';
 import { GroupCommit } from '../group-commit.ts';
+import { matchColumns } from '../match-columns.ts';
 import * as rows from '../rows.ts';
 import { type EventRow, sqliteCodec } from '../rows.ts';
 import {
@@ -24,6 +26,7 @@ import {
   eventFeed,
   keyStore,
   lifecycleStore,
+  matchKeyStore,
   pixelStore,
   sessionStore,
   webhookStore,
@@ -56,6 +59,9 @@ interface BucketCount {
   hour: number;
   n: number;
   valueSum: number;
+  /** Sum and number of the match quality scores (contract §12's 7-day average). */
+  matchSum: number;
+  matchN: number;
 }
 
 /** The new events of a committed batch, by arrival number: what the live tail hears. */
@@ -68,6 +74,7 @@ export type OnEventsCommitted = (inserted: { pixelId: string; seq: number }[]) =
  */
 class SqliteEventStore implements EventStore {
   private readonly insert;
+  private readonly insertRawKeys;
   private readonly countAll;
   private readonly countDay;
   private readonly countHour;
@@ -82,9 +89,14 @@ class SqliteEventStore implements EventStore {
     // ON CONFLICT DO NOTHING makes dedup exact under any concurrency: the unique index decides.
     this.insert = db.prepare(
       `INSERT INTO events (account_id, pixel_id, event_id, event_name, value, currency, timestamp,
-         received_at, url, referrer, title, search_string, user_data, custom_data)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         received_at, url, referrer, title, search_string, user_data, custom_data,
+         action_source, platform_hashes, match_quality)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (pixel_id, event_id) DO NOTHING`,
+    );
+    // Raw match keys apart from the record (contract §11), same transaction as the event.
+    this.insertRawKeys = db.prepare(
+      'INSERT INTO event_match_keys (seq, expires_at, match_keys, location) VALUES (?, ?, ?, ?)',
     );
     this.countAll = db.prepare(
       `INSERT INTO event_totals (pixel_id, account_id, event_name, n)
@@ -98,10 +110,12 @@ class SqliteEventStore implements EventStore {
          DO UPDATE SET n = n + excluded.n, value_sum = value_sum + excluded.value_sum`,
     );
     this.countHour = db.prepare(
-      `INSERT INTO event_counts (pixel_id, account_id, event_name, hour, n, value_sum)
-       VALUES (@pixelId, @accountId, @eventName, @hour, @n, @valueSum)
+      `INSERT INTO event_counts (pixel_id, account_id, event_name, hour, n, value_sum, match_sum,
+         match_n)
+       VALUES (@pixelId, @accountId, @eventName, @hour, @n, @valueSum, @matchSum, @matchN)
        ON CONFLICT (pixel_id, account_id, event_name, hour)
-         DO UPDATE SET n = n + excluded.n, value_sum = value_sum + excluded.value_sum`,
+         DO UPDATE SET n = n + excluded.n, value_sum = value_sum + excluded.value_sum,
+           match_sum = match_sum + excluded.match_sum, match_n = match_n + excluded.match_n`,
     );
     // Rows go in in list order, so within one batch the first of equal event ids wins.
     // IMMEDIATE takes the write lock up front, so busy_timeout covers a concurrent CLI writer.
@@ -138,6 +152,7 @@ class SqliteEventStore implements EventStore {
     targets: Map<string, string[]>,
     inserted: { pixelId: string; seq: number }[],
   ): InsertOutcome {
+    const match = matchColumns(event);
     // Positional parameters: binding by name from a spread object cost ~2 µs more per event.
     const { changes, lastInsertRowid } = this.insert.run(
       event.accountId,
@@ -154,8 +169,15 @@ class SqliteEventStore implements EventStore {
       event.searchString,
       json(event.userData),
       json(event.customData),
+      match.actionSource,
+      match.platformHashes,
+      match.matchQuality,
     );
     if (changes === 0) return 'duplicate';
+    if (match.raw) {
+      const { expiresAtMs, matchKeys, location } = match.raw;
+      this.insertRawKeys.run(lastInsertRowid, expiresAtMs, matchKeys, location);
+    }
     const ms = event.timestamp.getTime();
     const hour = hourOf(ms);
     const key = `${event.pixelId}\u0000${event.accountId}\u0000${event.eventName}\u0000${hour}`;
@@ -164,6 +186,8 @@ class SqliteEventStore implements EventStore {
     if (bucket) {
       bucket.n += 1;
       bucket.valueSum += value;
+      bucket.matchSum += match.score;
+      bucket.matchN += 1;
     } else {
       const { pixelId, accountId, eventName } = event;
       counts.set(key, {
@@ -174,6 +198,8 @@ class SqliteEventStore implements EventStore {
         hour,
         n: 1,
         valueSum: value,
+        matchSum: match.score,
+        matchN: 1,
       });
     }
     inserted.push({ pixelId: event.pixelId, seq: Number(lastInsertRowid) });
@@ -246,6 +272,7 @@ export class SqliteStore implements Store {
   private readonly queue: SqliteDeliveryQueue;
   readonly sessions: SessionStore;
   readonly lifecycle: LifecycleStore;
+  readonly matchKeys: MatchKeyStore;
 
   private constructor(
     readonly db: SqliteDatabase,
@@ -266,6 +293,7 @@ export class SqliteStore implements Store {
     this.stats = new SqliteStatsStore(db);
     this.sessions = sessionStore(runner);
     this.lifecycle = lifecycleStore(runner, new SqliteEventDeletes(db, durable));
+    this.matchKeys = matchKeyStore(runner);
     this.queue = new SqliteDeliveryQueue(db, runner, outbox, durable);
     this.webhooks = webhookStore(runner, this.queue);
   }

@@ -507,10 +507,14 @@ export interface components {
          *       "currency": "USD",
          *       "timestamp": "2026-11-24T18:42:10Z",
          *       "url": "https://shop.example.com/checkout/thank-you",
+         *       "action_source": "website",
          *       "user_data": {
          *         "email": "jane@example.com",
          *         "phone": "+1 650 555 1212",
-         *         "country": "US"
+         *         "country": "US",
+         *         "client_ip_address": "203.0.113.7",
+         *         "client_user_agent": "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7)",
+         *         "fbp": "fb.1.1732473730000.1098115397"
          *       },
          *       "custom_data": {
          *         "order_id": "10045",
@@ -534,6 +538,8 @@ export interface components {
              * @description ISO 4217 code, any case; stored upper-case.
              */
             currency?: string;
+            /** @description Where the conversion happened (Meta's values). Default `website`. */
+            action_source?: "website" | "app" | "email" | "phone_call" | "chat" | "physical_store" | "system_generated" | "other";
             user_data?: components["schemas"]["UserData"];
             /**
              * Format: date-time
@@ -559,7 +565,7 @@ export interface components {
                 [key: string]: unknown;
             };
         };
-        /** @description User attributes for matching. Every value is normalised and SHA-256-hashed before it is stored; a value that already is 64 lowercase hex characters is taken as a hash and kept as sent. */
+        /** @description User attributes for matching. Every value is normalised and SHA-256-hashed before it is stored; a value that already is 64 lowercase hex characters is taken as a hash and kept as sent. The match keys (`client_ip_address`, `client_user_agent`, `fbc`, `fbp`, `ttclid`, `ttp`, `ga_client_id`) are hashed as sent in the record; their raw values are kept apart, only for forwarding, for at most 7 days after the event's `timestamp`. */
         UserData: {
             /** @description Email address. Normalised (trimmed, lower-cased) and SHA-256-hashed. */
             email?: string;
@@ -579,6 +585,23 @@ export interface components {
             country?: string;
             /** @description Your internal user ID. Trimmed, then hashed. */
             external_id?: string;
+            /**
+             * Format: ip-address
+             * @description The end user's IP address. Sent unhashed to the platforms; hashed in the record.
+             */
+            client_ip_address?: string;
+            /** @description The end user's browser user agent. Sent unhashed; hashed in the record. */
+            client_user_agent?: string;
+            /** @description Meta click id cookie (`_fbc`), kept exactly as sent. */
+            fbc?: string;
+            /** @description Meta browser id cookie (`_fbp`). */
+            fbp?: string;
+            /** @description TikTok click id. */
+            ttclid?: string;
+            /** @description TikTok cookie (`_ttp`). */
+            ttp?: string;
+            /** @description GA4 `client_id` (the `_ga` cookie's id). Required to forward to GA4. */
+            ga_client_id?: string;
         };
         /**
          * @example {
@@ -605,10 +628,14 @@ export interface components {
          *           "currency": "USD",
          *           "timestamp": "2026-11-24T18:42:10Z",
          *           "url": "https://shop.example.com/checkout/thank-you",
+         *           "action_source": "website",
          *           "user_data": {
          *             "email": "jane@example.com",
          *             "phone": "+1 650 555 1212",
-         *             "country": "US"
+         *             "country": "US",
+         *             "client_ip_address": "203.0.113.7",
+         *             "client_user_agent": "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7)",
+         *             "fbp": "fb.1.1732473730000.1098115397"
          *           },
          *           "custom_data": {
          *             "order_id": "10045",
@@ -694,6 +721,27 @@ export interface components {
          *       "user_data": {
          *         "email": "8c87b489ce35cf2e2f39f80e282cb2e804932a56a213983eeeb428407d43b52d"
          *       },
+         *       "action_source": "website",
+         *       "match_quality": {
+         *         "score": 2.5,
+         *         "keys": [
+         *           "email"
+         *         ],
+         *         "missing": [
+         *           "fbc",
+         *           "phone",
+         *           "external_id",
+         *           "fbp",
+         *           "client_ip_address",
+         *           "client_user_agent",
+         *           "country",
+         *           "first_name",
+         *           "last_name",
+         *           "city",
+         *           "state",
+         *           "zip"
+         *         ]
+         *       },
          *       "received_at": "2026-11-24T18:42:10.412Z"
          *     }
          */
@@ -714,10 +762,21 @@ export interface components {
             custom_data: {
                 [key: string]: unknown;
             } | null;
-            /** @description SHA-256 hashes only. */
+            /** @description SHA-256 hashes only (match keys included: a record never holds an IP). */
             user_data: {
                 [key: string]: string;
             } | null;
+            /** @description As sent, else `website`. */
+            action_source: "website" | "app" | "email" | "phone_call" | "chat" | "physical_store" | "system_generated" | "other";
+            /** @description A local estimate of how well the event can be matched to a person, from the keys it carries (Meta's published priority tiers and refused key combinations). Not Meta's Event Match Quality, which Meta computes from data only it has. */
+            match_quality: {
+                /** @description 0–10, one decimal. */
+                score: number;
+                /** @description The match keys present, strongest first. */
+                keys: string[];
+                /** @description The match keys absent, strongest first: what would raise the score most. */
+                missing: string[];
+            };
             /** Format: date-time */
             received_at: string;
         };
@@ -1102,6 +1161,17 @@ export interface components {
             /** @constant */
             status: "ready";
         };
+        GetPixelResponse: {
+            id: string;
+            name: string;
+            domain: string;
+            tracking_domain: string;
+            status: "active" | "paused";
+            /** Format: date-time */
+            created_at: string;
+            /** @description The mean `match_quality.score` of the pixel's events timestamped in the last 7 days (by the hour), or null when there are none. A local estimate, not Meta's Event Match Quality. */
+            match_quality_7d: number | null;
+        };
         DeleteWebhookResponse: {
             id: string;
             deleted: boolean;
@@ -1439,10 +1509,14 @@ export interface operations {
                  *       "currency": "USD",
                  *       "timestamp": "2026-11-24T18:42:10Z",
                  *       "url": "https://shop.example.com/checkout/thank-you",
+                 *       "action_source": "website",
                  *       "user_data": {
                  *         "email": "jane@example.com",
                  *         "phone": "+1 650 555 1212",
-                 *         "country": "US"
+                 *         "country": "US",
+                 *         "client_ip_address": "203.0.113.7",
+                 *         "client_user_agent": "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7)",
+                 *         "fbp": "fb.1.1732473730000.1098115397"
                  *       },
                  *       "custom_data": {
                  *         "order_id": "10045",
@@ -1507,10 +1581,14 @@ export interface operations {
                  *           "currency": "USD",
                  *           "timestamp": "2026-11-24T18:42:10Z",
                  *           "url": "https://shop.example.com/checkout/thank-you",
+                 *           "action_source": "website",
                  *           "user_data": {
                  *             "email": "jane@example.com",
                  *             "phone": "+1 650 555 1212",
-                 *             "country": "US"
+                 *             "country": "US",
+                 *             "client_ip_address": "203.0.113.7",
+                 *             "client_user_agent": "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7)",
+                 *             "fbp": "fb.1.1732473730000.1098115397"
                  *           },
                  *           "custom_data": {
                  *             "order_id": "10045",
@@ -1699,10 +1777,11 @@ export interface operations {
                      *       "domain": "shop.example.com",
                      *       "tracking_domain": "track.shop.example.com",
                      *       "status": "active",
-                     *       "created_at": "2026-11-01T09:00:00.000Z"
+                     *       "created_at": "2026-11-01T09:00:00.000Z",
+                     *       "match_quality_7d": 6.4
                      *     }
                      */
-                    "application/json": components["schemas"]["Pixel"];
+                    "application/json": components["schemas"]["GetPixelResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -1,0 +1,43 @@
+/**
+ * What the event insert writes for contract §11 beside the record's own columns, computed once
+ * for both adapters' hand-written insert SQL: the columns kept with the event (action_source,
+ * the GA4/TikTok hashes, the match quality) and, when the event carried any, the row of raw
+ * match keys kept apart in event_match_keys until `expiresAtMs`.
+ */
+import { DEFAULT_ACTION_SOURCE, RAW_MATCH_KEYS_TTL_MS } from '../domain/forwarding/match-keys.ts';
+import { matchQualityOfRecord } from '../domain/forwarding/match-quality.ts';
+import type { TrackedEvent } from '../domain/model.ts';
+
+export interface MatchColumns {
+  actionSource: string;
+  /** JSON `{ga4, tiktok}`: Meta's hashes are the record's own user_data, not stored twice. */
+  platformHashes: string | null;
+  matchQuality: string;
+  /** The score, for the hourly rollup's `match_sum`. */
+  score: number;
+  /** The event_match_keys row, or null when the event carried no raw key and no location. */
+  raw: { expiresAtMs: number; matchKeys: string | null; location: string | null } | null;
+}
+
+export function matchColumns(event: TrackedEvent): MatchColumns {
+  const ingested = event.ingested;
+  const quality = event.matchQuality ?? matchQualityOfRecord(event.userData);
+  const hashes = ingested?.hashes ?? null;
+  const matchKeys = ingested?.matchKeys ?? null;
+  const location = ingested?.location ?? null;
+  return {
+    actionSource: event.actionSource ?? DEFAULT_ACTION_SOURCE,
+    platformHashes:
+      hashes === null ? null : JSON.stringify({ ga4: hashes.ga4, tiktok: hashes.tiktok }),
+    matchQuality: JSON.stringify(quality),
+    score: quality.score,
+    raw:
+      matchKeys === null && location === null
+        ? null
+        : {
+            expiresAtMs: event.timestamp.getTime() + RAW_MATCH_KEYS_TTL_MS,
+            matchKeys: matchKeys === null ? null : JSON.stringify(matchKeys),
+            location: location === null ? null : JSON.stringify(location),
+          },
+  };
+}

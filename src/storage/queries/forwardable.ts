@@ -1,0 +1,126 @@
+/**
+ * Match keys (contract §11) as forwarding reads them, written once for both databases
+ * (sql/query.ts): the events to send, each with its action_source, every platform's hashes
+ * and its raw match keys (null once the 7-day sweep erased them); the sweep itself; and the
+ * pixel's 7-day match quality average from the hourly rollup.
+ */
+import type { ActionSource, RawMatchKeys } from '../../domain/forwarding/match-keys.ts';
+import type { ForwardableEvent } from '../../domain/forwarding/model.ts';
+import {
+  type Ga4UserDataHashes,
+  metaHashesOfRecord,
+  type PlatformLocation,
+  type TiktokUserDataHashes,
+} from '../../domain/forwarding/platform-user-data.ts';
+import { type EventRow, toEvent } from '../rows.ts';
+import { all, first, type Query, run, type Sql } from '../sql/query.ts';
+
+/** What `platform_hashes` holds: Meta's hashes are the record's own user_data. */
+interface StoredHashes {
+  ga4: Ga4UserDataHashes;
+  tiktok: TiktokUserDataHashes;
+}
+
+/**
+ * The pixel's events with these ids (the account's only: another account's pixel yields
+ * nothing), in the order asked; ids not stored are left out.
+ */
+export function* forwardable(
+  db: Sql,
+  accountId: string,
+  pixelId: string,
+  eventIds: string[],
+): Query<ForwardableEvent[]> {
+  if (eventIds.length === 0) return [];
+  const rows = yield* all(
+    db.q
+      .selectFrom('events as e')
+      .leftJoin('event_match_keys as k', 'k.seq', 'e.seq')
+      .select([
+        'e.account_id',
+        'e.pixel_id',
+        'e.event_id',
+        'e.event_name',
+        'e.value',
+        'e.currency',
+        'e.timestamp',
+        'e.received_at',
+        'e.url',
+        'e.referrer',
+        'e.title',
+        'e.search_string',
+        'e.user_data',
+        'e.custom_data',
+        'e.action_source',
+        'e.match_quality',
+        'e.platform_hashes',
+        'k.match_keys',
+        'k.location',
+      ])
+      .where('e.pixel_id', '=', pixelId)
+      .where('e.account_id', '=', accountId)
+      .where('e.event_id', 'in', [...new Set(eventIds)]),
+  );
+  const byId = new Map<string, ForwardableEvent>();
+  for (const row of rows) {
+    const event = toEvent(db.codec, row as EventRow);
+    const stored =
+      row.platform_hashes === null ? null : db.codec.json<StoredHashes>(row.platform_hashes);
+    byId.set(event.eventId, {
+      event,
+      actionSource: row.action_source as ActionSource,
+      hashes: {
+        meta: metaHashesOfRecord(event.userData),
+        ga4: stored?.ga4 ?? {},
+        tiktok: stored?.tiktok ?? {},
+      },
+      matchKeys: row.match_keys == null ? null : db.codec.json<RawMatchKeys>(row.match_keys),
+      location: row.location == null ? null : db.codec.json<PlatformLocation>(row.location),
+    });
+  }
+  return eventIds.flatMap((id) => {
+    const found = byId.get(id);
+    return found ? [found] : [];
+  });
+}
+
+/**
+ * Deletes at most `limit` rows of raw match keys whose expiry has passed at `now`, oldest
+ * expiry first (the expiry index bounds the scan); how many it deleted.
+ */
+export function* eraseExpired(db: Sql, now: Date, limit: number): Query<number> {
+  const expired = db.q
+    .selectFrom('event_match_keys')
+    .select('seq')
+    .where('expires_at', '<=', db.store.time(now))
+    .orderBy('expires_at')
+    .limit(limit);
+  return yield* run(db.q.deleteFrom('event_match_keys').where('seq', 'in', expired));
+}
+
+/**
+ * The mean match quality score of the pixel's events whose timestamp falls in an hour from
+ * `fromHour` on (hour numbers since the epoch), from the hourly rollup: at most one row per
+ * (event name, hour), never the events. Null when no event of those hours was scored.
+ */
+export function* averageMatchQuality(
+  db: Sql,
+  accountId: string,
+  pixelId: string,
+  fromHour: number,
+): Query<number | null> {
+  const row = yield* first(
+    db.q
+      .selectFrom('event_counts')
+      .select((eb) => [
+        eb.fn.sum<number | string | null>('match_sum').as('total'),
+        eb.fn.sum<number | string | null>('match_n').as('scored'),
+      ])
+      .where('pixel_id', '=', pixelId)
+      .where('account_id', '=', accountId)
+      .where('hour', '>=', fromHour),
+  );
+  const scored = Number(row?.scored ?? 0);
+  if (scored <= 0) return null;
+  return Math.round((Number(row?.total ?? 0) / scored) * 10) / 10;
+}

@@ -1,0 +1,22 @@
+-- Match keys and match quality (contract §11, §12). Times are integer milliseconds.
+--
+-- On the event: `action_source` (not a secret: shown on the record), the GA4 and TikTok hashes
+-- of its contact data (`platform_hashes`, JSON {ga4, tiktok}; Meta's are the record's own
+-- user_data hashes, so they are not stored twice) and the match quality estimate computed at
+-- ingestion (`match_quality`, JSON {score, keys, missing}). Events stored before this migration
+-- read as `website`, and their estimate is computed from their user_data on read.
+ALTER TABLE events ADD COLUMN action_source TEXT NOT NULL DEFAULT 'website';
+ALTER TABLE events ADD COLUMN platform_hashes TEXT;
+ALTER TABLE events ADD COLUMN match_quality TEXT;
+
+-- The raw match keys (IP, user agent, click ids, cookies) and the unhashed coarse location,
+-- kept APART from the record, only for forwarding, until `expires_at` (the event's timestamp +
+-- 7 days), then deleted by the periodic sweep. A row exists only for an event that carried
+-- some. ON DELETE CASCADE: erasing or purging the event takes its raw keys with it.
+CREATE TABLE event_match_keys (
+  seq INTEGER PRIMARY KEY REFERENCES events (seq) ON DELETE CASCADE,
+  expires_at INTEGER NOT NULL,
+  match_keys TEXT,
+  location TEXT
+) STRICT;
+CREATE INDEX event_match_keys_expiry ON event_match_keys (expires_at);
