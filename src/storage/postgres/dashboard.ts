@@ -105,6 +105,8 @@ export class PostgresStatsStore implements StatsStore {
         ? ['event_counts', 'hour', HOUR_MS]
         : ['event_counts_daily', 'day', 24 * HOUR_MS];
     const params: unknown[] = [q.pixelId, q.accountId, q.first, q.last];
+    // Names in byte order, as SQLite's BINARY compares them, and as migration 011's index
+    // holds them: the range is read in order, not sorted under the database's collation.
     if (q.eventName !== undefined) params.push(q.eventName);
     const { rows } = await this.pool.query<{
       bucket: string;
@@ -115,7 +117,7 @@ export class PostgresStatsStore implements StatsStore {
       `SELECT ${column} AS bucket, event_name, n, value_sum FROM ${table}
         WHERE pixel_id = $1 AND account_id = $2 AND ${column} >= $3 AND ${column} <= $4
         ${q.eventName === undefined ? '' : 'AND event_name = $5'}
-        ORDER BY ${column}, event_name`,
+        ORDER BY ${column}, event_name COLLATE "C"`,
       params,
     );
     // bigint columns arrive as text; bucket numbers and counts fit a double exactly.
