@@ -3,35 +3,50 @@
  * PostgreSQL side by side.
  *
  * Loads N events (default 5,000,000) for one pixel into each store, then starts the real
- * server (in this process, listening on a real port) and times sequential requests for each
- * filter shape. Prints p50/p95 per shape and store.
+ * server (`trackway serve`, its own process, on core 1 when pinned) and times sequential
+ * requests for each filter shape. Prints p50/p95 per shape and store.
  *
  * The load goes straight through SQL, generated inside the database (a recursive CTE on
  * SQLite, generate_series on PostgreSQL): through the API it would take hours and measure the
  * write path, not the read path. The pre-aggregated counts behind `total` are then filled
  * with the migration's backfill queries, as the insert path would have kept them. Events are
- * one second apart (5 M ≈ 58 days from 2026-01-01), with ten event names in rotation, so
- * `event_name=Purchase` matches 10 % and one UTC day matches 86,400 events.
+ * one second apart (5 M ≈ 58 days) and end at the start of the current hour, so the
+ * dashboard's "last 24 hours / 7 days" see full hours; ten event names in rotation, so
+ * `event_name=Purchase` matches 10 % and one UTC day matches 86,400 events. Dates in the
+ * shapes are days counted from the first whole UTC day of the data.
+ *
+ * After the API shapes, the dashboard's overview (GET /dashboard, both periods) is timed with a
+ * signed-in session: the server's answer (sequential requests, p50/p95), and, with
+ * --browser (default on when /usr/bin/chromium exists), the full page in headless chromium
+ * (playwright-core): navigation to the load event, then until both charts have drawn.
  *
  *   npm run bench:reads -- [--events 5000000] [--requests 200] [--store both|sqlite|postgres]
- *     [--keep]
+ *     [--keep] [--no-browser] [--stats-only]
  *
  * PostgreSQL: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test); the data
  * goes into a schema of its own, dropped at the end.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { loadConfig } from '../src/config.ts';
+import { chromium } from 'playwright-core';
 import { createAccount } from '../src/domain/accounts/accounts.ts';
 import { newId } from '../src/domain/ids.ts';
 import { systemClock } from '../src/domain/ports.ts';
-import { startServer } from '../src/main.ts';
 import { PostgresStore } from '../src/storage/postgres/store.ts';
 import { SqliteStore } from '../src/storage/sqlite/store.ts';
-import { percentile, saveResult, table } from './lib.ts';
+import {
+  choosePinning,
+  cpuMs,
+  PIN_OPTIONS,
+  percentile,
+  saveResult,
+  startProcess,
+  table,
+} from './lib.ts';
 
 const { values } = parseArgs({
   options: {
@@ -40,11 +55,28 @@ const { values } = parseArgs({
     store: { type: 'string', default: 'both' },
     // Leaves the loaded data in place (and says where), to EXPLAIN queries against it.
     keep: { type: 'boolean', default: false },
+    'no-browser': { type: 'boolean', default: false },
+    // Only the stats shapes and the overview (the events list shapes take most of the time).
+    'stats-only': { type: 'boolean', default: false },
+    ...PIN_OPTIONS,
   },
 });
+const pinned = choosePinning(values);
+const BIN = fileURLToPath(new URL('../bin/trackway.js', import.meta.url));
 const EVENTS = Number(values.events);
 const REQUESTS = Number(values.requests);
-const T0 = Date.parse('2026-01-01T00:00:00Z');
+const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+const CHROMIUM = process.env['TRACKWAY_CHROMIUM'] ?? '/usr/bin/chromium';
+const BROWSER = !values['no-browser'] && existsSync(CHROMIUM);
+/** The first event: EVENTS seconds before the start of the current hour, on a whole second. */
+const T0 = Math.floor(Date.now() / HOUR_MS) * HOUR_MS - EVENTS * 1000;
+const FIRST_DAY = Math.ceil(T0 / DAY_MS) * DAY_MS;
+/** The UTC date `n` whole days into the data (YYYY-MM-DD). */
+const day = (n: number) => new Date(FIRST_DAY + n * DAY_MS).toISOString().slice(0, 10);
+/** A date-time `hours` whole hours into the data. */
+const at = (hours: number, ms = 0) =>
+  new Date(FIRST_DAY + hours * HOUR_MS + ms).toISOString().replace('.000Z', 'Z');
 const NAMES = [
   'Purchase',
   'PageView',
@@ -61,43 +93,43 @@ const NAMES = [
 const SHAPES: Array<{ shape: string; query: string; path?: string }> = [
   { shape: 'no filter', query: '' },
   { shape: 'event_name', query: 'event_name=Purchase' },
-  { shape: 'start_date/end_date (1 day)', query: 'start_date=2026-01-20&end_date=2026-01-20' },
+  { shape: 'start_date/end_date (1 day)', query: `start_date=${day(19)}&end_date=${day(19)}` },
   {
     shape: 'event_name + dates',
-    query: 'event_name=Purchase&start_date=2026-01-20&end_date=2026-01-20',
+    query: `event_name=Purchase&start_date=${day(19)}&end_date=${day(19)}`,
   },
   { shape: 'offset=10000', query: 'offset=10000' },
   // Bounds inside an hour: two partial hours are counted from the index (3,600 rows each at
   // most), plus leftover hours and whole days from the count tables.
   {
     shape: 'mid-hour dates (2.3 days)',
-    query: 'start_date=2026-01-20T10:30:00Z&end_date=2026-01-22T17:45:30.500Z',
+    query: `start_date=${at(19 * 24 + 10, 1_800_000)}&end_date=${at(21 * 24 + 17, 2_730_500)}`,
   },
   {
     shape: 'event_name + mid-hour dates',
-    query: 'event_name=Purchase&start_date=2026-01-20T10:30:00Z&end_date=2026-01-22T17:45:30.500Z',
+    query: `event_name=Purchase&start_date=${at(19 * 24 + 10, 1_800_000)}&end_date=${at(21 * 24 + 17, 2_730_500)}`,
   },
   // GET …/stats (the dashboard's charts): buckets from the count tables, ten names each.
-  { path: 'stats', shape: 'stats: 24 hours', query: 'start_date=2026-01-20&end_date=2026-01-20' },
+  { path: 'stats', shape: 'stats: 24 hours', query: `start_date=${day(19)}&end_date=${day(19)}` },
   {
     path: 'stats',
     shape: 'stats: 7 days by hour',
-    query: 'start_date=2026-01-20&end_date=2026-01-26',
+    query: `start_date=${day(19)}&end_date=${day(25)}`,
   },
   {
     path: 'stats',
     shape: 'stats: 1,000 hours',
-    query: 'start_date=2026-01-01T00:00:00Z&end_date=2026-02-11T15:00:00Z',
+    query: `start_date=${at(0)}&end_date=${at(999)}`,
   },
   {
     path: 'stats',
-    shape: 'stats: 58 days by day',
-    query: 'interval=day&start_date=2026-01-01&end_date=2026-02-27',
+    shape: 'stats: 57 days by day',
+    query: `interval=day&start_date=${day(0)}&end_date=${day(56)}`,
   },
   {
     path: 'stats',
     shape: 'stats: 7 days, event_name',
-    query: 'event_name=Purchase&start_date=2026-01-20&end_date=2026-01-26',
+    query: `event_name=Purchase&start_date=${day(19)}&end_date=${day(25)}`,
   },
 ];
 
@@ -260,21 +292,28 @@ async function preparePostgres(): Promise<Prepared> {
 }
 
 async function measure(p: Prepared) {
-  const config = loadConfig({
-    DATABASE_URL: p.databaseUrl,
-    PORT: '0',
-    LOG_LEVEL: 'silent',
-    TRACKWAY_WORKER: 'false',
-  });
-  const server = await startServer(config, { out: () => {} });
+  // The server in its own process (on core 1 when pinned), as it runs in production: the
+  // client's parsing of large answers and its garbage collection do not stall it.
+  const server = await startProcess(
+    process.execPath,
+    [BIN, 'serve'],
+    { DATABASE_URL: p.databaseUrl, PORT: '0', LOG_LEVEL: 'warn', TRACKWAY_WORKER: 'false' },
+    /Trackway is listening on (\S+)/,
+  );
+  // Server CPU (user + system) per request: the figure that holds when the machine is busy,
+  // where wall-clock percentiles mostly measure waiting for a core.
+  const pid = server.child.pid!;
   const headers = { authorization: `Bearer ${p.apiKey}` };
   const rows: Array<Record<string, string | number>> = [];
   try {
-    for (const { shape, query, path = 'events' } of SHAPES) {
+    const shapes = values['stats-only'] ? SHAPES.filter((x) => x.path === 'stats') : SHAPES;
+    for (const { shape, query, path = 'events' } of shapes) {
       const url = `${server.url}/v1/pixels/${p.pixelId}/${path}${query ? `?${query}` : ''}`;
       const times: number[] = [];
       let total = 0;
+      let cpuBefore = 0;
       for (let i = 0; i < REQUESTS + 20; i++) {
+        if (i === 20) cpuBefore = cpuMs(pid);
         const started = performance.now();
         const res = await fetch(url, { headers });
         const body = (await res.json()) as { total?: number; buckets?: unknown[] };
@@ -291,10 +330,106 @@ async function measure(p: Prepared) {
         matches: total,
         'p50 ms': percentile(times, 50).toFixed(1),
         'p95 ms': percentile(times, 95).toFixed(1),
+        'server CPU ms/req': ((cpuMs(pid) - cpuBefore) / REQUESTS).toFixed(1),
+      });
+    }
+    rows.push(...(await measureOverview(p, server.url, pid)));
+  } finally {
+    await server.stop();
+  }
+  return rows;
+}
+
+/** Signs in to the dashboard with the bench key, as the browser's form does: the session cookie. */
+async function signIn(base: string, apiKey: string): Promise<string> {
+  const res = await fetch(`${base}/dashboard/sign-in`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: base },
+    body: new URLSearchParams({ api_key: apiKey }).toString(),
+    redirect: 'manual',
+  });
+  const cookie = /tw_session=([^;]+)/.exec(res.headers.get('set-cookie') ?? '')?.[1];
+  if (res.status !== 303 || !cookie) throw new Error(`dashboard sign-in: HTTP ${res.status}`);
+  return cookie;
+}
+
+/**
+ * GET /dashboard (the overview) for the big pixel, last 24 hours and last 7 days: the server's
+ * answer with a session (sequential requests), then the whole page in chromium.
+ */
+async function measureOverview(p: Prepared, base: string, pid: number) {
+  const session = await signIn(base, p.apiKey);
+  const rows: Array<Record<string, string | number>> = [];
+  const periods = ['24h', '7d'] as const;
+  const pageUrl = (period: string) => `${base}/dashboard?pixel_id=${p.pixelId}&period=${period}`;
+  for (const period of periods) {
+    const times: number[] = [];
+    let bytes = 0;
+    let cpuBefore = 0;
+    for (let i = 0; i < REQUESTS + 20; i++) {
+      if (i === 20) cpuBefore = cpuMs(pid);
+      const started = performance.now();
+      const res = await fetch(pageUrl(period), { headers: { cookie: `tw_session=${session}` } });
+      const text = await res.text();
+      const elapsed = performance.now() - started;
+      if (res.status !== 200 || !text.includes('overview-data')) {
+        throw new Error(`overview ${period}: HTTP ${res.status}`);
+      }
+      bytes = text.length;
+      if (i >= 20) times.push(elapsed);
+    }
+    times.sort((a, b) => a - b);
+    rows.push({
+      store: p.store,
+      filter: `overview ${period}: server (GET /dashboard)`,
+      matches: `${Math.round(bytes / 1024)} KB`,
+      'p50 ms': percentile(times, 50).toFixed(1),
+      'p95 ms': percentile(times, 95).toFixed(1),
+      'server CPU ms/req': ((cpuMs(pid) - cpuBefore) / REQUESTS).toFixed(1),
+    });
+  }
+  if (!BROWSER) return rows;
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+  });
+  try {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const { hostname } = new URL(base);
+    await context.addCookies([
+      { name: 'tw_session', value: session, domain: hostname, path: '/dashboard' },
+    ]);
+    const page = await context.newPage();
+    const loads = Math.min(REQUESTS, 30);
+    for (const period of periods) {
+      const times: number[] = [];
+      for (let i = 0; i < loads + 3; i++) {
+        const started = performance.now();
+        await page.goto(pageUrl(period), { waitUntil: 'load' });
+        // Chart.js draws when the page script runs; a drawn chart has its instance attached.
+        await page.waitForFunction(() => {
+          const w = globalThis as unknown as { Chart?: { getChart(id: string): unknown } };
+          return (
+            w.Chart?.getChart('events-chart') !== undefined &&
+            w.Chart?.getChart('revenue-chart') !== undefined
+          );
+        });
+        const elapsed = performance.now() - started;
+        if (i >= 3) times.push(elapsed); // the first loads fill the browser's cache
+      }
+      times.sort((a, b) => a - b);
+      rows.push({
+        store: p.store,
+        filter: `overview ${period}: chromium, to charts drawn`,
+        matches: `${loads} loads`,
+        'p50 ms': percentile(times, 50).toFixed(1),
+        'p95 ms': percentile(times, 95).toFixed(1),
+        'server CPU ms/req': '',
       });
     }
   } finally {
-    await server.close();
+    await browser.close();
   }
   return rows;
 }
@@ -315,11 +450,11 @@ async function main() {
     }
   }
   console.log(
-    `\nGET /v1/pixels/:id/events, ${EVENTS} events on one pixel, ${REQUESTS} sequential requests per row (limit 50)\n`,
+    `\nGET /v1/pixels/:id/events and /stats, and the dashboard overview: ${EVENTS} events on one pixel, ${REQUESTS} sequential requests per row (events: limit 50)\n`,
   );
   console.log(table(rows));
   console.log(
-    `\nresults: ${saveResult('read-events', { events: EVENTS, requests: REQUESTS, rows })}`,
+    `\nresults: ${saveResult('read-events', { events: EVENTS, requests: REQUESTS, pinned, rows })}`,
   );
 }
 

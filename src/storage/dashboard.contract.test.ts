@@ -197,6 +197,52 @@ for (const kind of await testStores()) {
       );
     });
 
+    it('orders names within a bucket by their bytes on both stores, whatever the collation', async () => {
+      const { acct, px } = await setup();
+      const h0 = Math.floor(T0.getTime() / HOUR);
+      // Byte order puts capitals before small letters and 'Z' before 'a'; a linguistic
+      // collation (en_US) would not. SQLite compares BINARY; PostgreSQL must agree.
+      const names = ['add_to_cart', 'Zeta', 'AddToCart', 'lead', 'Éclair', 'Purchase'];
+      // The test database collates bytewise (C.UTF-8), which would hide the difference: on
+      // PostgreSQL the name columns get a linguistic collation for this test, as on a database
+      // created with en_US.UTF-8.
+      const pool = (store as { pool?: { query(sql: string): Promise<unknown> } }).pool;
+      const collate = async (collation: string) => {
+        for (const table of ['event_counts', 'event_counts_daily']) {
+          await pool?.query(
+            `ALTER TABLE ${table} ALTER COLUMN event_name TYPE text COLLATE ${collation}`,
+          );
+        }
+      };
+      await collate('"und-x-icu"');
+      try {
+        await store.events.insertEvents(
+          names.map((eventName, i) => ({
+            event: event(px, { timestamp: at(i * 1_000), eventName }),
+            emit: [],
+          })),
+        );
+        for (const interval of ['hour', 'day'] as const) {
+          const width = interval === 'hour' ? HOUR : 24 * HOUR;
+          const first = Math.floor(T0.getTime() / width);
+          const buckets = await store.stats.eventStats({
+            accountId: acct.id,
+            pixelId: px.id,
+            interval,
+            first: interval === 'hour' ? h0 : first,
+            last: (interval === 'hour' ? h0 : first) + 1,
+          });
+          assert.deepEqual(
+            buckets.map((b) => b.eventName),
+            ['AddToCart', 'Purchase', 'Zeta', 'add_to_cart', 'lead', 'Éclair'],
+            interval,
+          );
+        }
+      } finally {
+        await collate('"default"');
+      }
+    });
+
     it("announces each commit's new events of a pixel, and reads them back by arrival number", async () => {
       const { acct, px } = await setup();
       const other = await setup();

@@ -545,11 +545,11 @@ for (const kind of await testStores()) {
           'DROP TABLE event_totals; DROP TABLE event_counts_daily; DROP TABLE event_counts;';
         if (store instanceof SqliteStore) {
           store.db.exec(
-            `${drop} DELETE FROM schema_migrations WHERE version IN ('004_event_counts', '006_event_value_sums', '011_match_quality_sums');`,
+            `${drop} DELETE FROM schema_migrations WHERE version IN ('004_event_counts', '006_event_value_sums', '011_match_quality_sums', '012_stats_index');`,
           );
         } else if (store instanceof PostgresStore) {
           await store.pool.query(
-            `${drop} DELETE FROM schema_migrations WHERE version IN ('004_event_counts', '006_event_value_sums', '011_match_quality_sums');`,
+            `${drop} DELETE FROM schema_migrations WHERE version IN ('004_event_counts', '006_event_value_sums', '011_match_quality_sums', '012_stats_index');`,
           );
         } else {
           assert.fail('unknown store');

@@ -42,16 +42,32 @@ export async function setRetentionDays(op: Operator, accountId: string, days: nu
 }
 
 /**
+ * After a batch that took `tookMs`, the purge waits twice as long: it has at most a third of
+ * the process (and of SQLite's single writer) while ingest has the rest. Only yielding to the
+ * event loop (setImmediate) let it take far more: pinned, SQLite ingest fell to 0.28× its rate
+ * while a month of 1,000,000 events was purged (docs/decisions.md, "Stats and purge
+ * measurements"). Capped, so one slow batch cannot stall the purge for long.
+ */
+export const PURGE_PAUSE_FACTOR = 2;
+const PURGE_PAUSE_MAX_MS = 1_000;
+
+const pacedPause = (tookMs: number) =>
+  new Promise<void>((resolve) =>
+    setTimeout(resolve, Math.min(PURGE_PAUSE_MAX_MS, tookMs * PURGE_PAUSE_FACTOR)),
+  );
+
+/**
  * Deletes every event older than its account's retention (by `timestamp`), pixel by pixel, in
- * transactions of at most `batch` rows, giving the event loop back between them so requests
- * (and on SQLite, ingest's single writer) get their turn. Returns how many it deleted.
+ * transactions of at most `batch` rows, pausing between them (`pause`, given how long the batch
+ * took) so requests (and on SQLite, ingest's single writer) get their turn. Returns how many it
+ * deleted.
  */
 export async function purgeExpired(
   deps: { store: Store; clock: Clock },
-  options: { batch?: number; pause?: () => Promise<void> } = {},
+  options: { batch?: number; pause?: (tookMs: number) => Promise<void> } = {},
 ): Promise<number> {
   const batch = options.batch ?? PURGE_BATCH;
-  const pause = options.pause ?? (() => new Promise<void>((resolve) => setImmediate(resolve)));
+  const pause = options.pause ?? pacedPause;
   const { store } = deps;
   let deleted = 0;
   for (const account of await store.accounts.listAccounts()) {
@@ -62,10 +78,12 @@ export async function purgeExpired(
       const { pixels } = await store.pixels.listPixels(account.id, { limit: PIXEL_PAGE, offset });
       for (const pixel of pixels) {
         for (;;) {
+          // Wall time on purpose (not the injected clock): the pause shares out real time.
+          const started = performance.now();
           const n = await store.lifecycle.purgeBatch(account.id, pixel.id, before, batch);
           deleted += n;
           if (n < batch) break;
-          await pause();
+          await pause(performance.now() - started);
         }
       }
       if (pixels.length < PIXEL_PAGE) break;

@@ -63,6 +63,33 @@ for (const kind of await testStores()) {
       assert.ok(!page.body.includes(acme.apiKey), 'the key is never in a page');
     });
 
+    it('serves its scripts for revalidation: an ETag, then 304 while the file is unchanged', async () => {
+      const first = await h.app.inject({
+        method: 'GET',
+        url: '/dashboard/assets/chart.umd.min.js',
+      });
+      assert.equal(first.statusCode, 200);
+      assert.equal(first.headers['cache-control'], 'no-cache');
+      const etag = String(first.headers['etag']);
+      assert.match(etag, /^"[\w-]{22}"$/);
+      const again = await h.app.inject({
+        method: 'GET',
+        url: '/dashboard/assets/chart.umd.min.js',
+        headers: { 'if-none-match': etag },
+      });
+      assert.equal(again.statusCode, 304);
+      assert.equal(again.body, '');
+      const other = await h.app.inject({
+        method: 'GET',
+        url: '/dashboard/assets/dashboard.js',
+        headers: { 'if-none-match': etag },
+      });
+      assert.equal(other.statusCode, 200, "another file's tag does not match");
+      // Pages are never kept: they show the account's data.
+      const page = await h.app.inject({ method: 'GET', url: '/dashboard/sign-in' });
+      assert.equal(page.headers['cache-control'], 'no-store');
+    });
+
     it('refuses a wrong key, an ingest key, and a sign-in posted from another site', async () => {
       const wrong = await h.app.inject({
         method: 'POST',

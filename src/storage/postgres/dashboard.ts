@@ -19,26 +19,29 @@ export class PostgresStatsStore implements StatsStore {
         ? ['event_counts', 'hour', HOUR_MS]
         : ['event_counts_daily', 'day', 24 * HOUR_MS];
     const params: unknown[] = [q.pixelId, q.accountId, q.first, q.last];
+    // Names in byte order, as SQLite's BINARY compares them, and as migration 012's index
+    // holds them: the range is read in order, not sorted under the database's collation.
     if (q.eventName !== undefined) params.push(q.eventName);
-    const { rows } = await this.pool.query<{
-      bucket: string;
-      event_name: string;
-      n: string;
-      value_sum: number;
-    }>(
-      `SELECT ${column} AS bucket, event_name, n, value_sum FROM ${table}
+    // Rows as arrays, and one Date for every name of a bucket: a 1,000-hour range over ten
+    // names is 10,000 rows.
+    const { rows } = await this.pool.query<[bucket: string, name: string, n: string, sum: number]>({
+      text: `SELECT ${column} AS bucket, event_name, n, value_sum FROM ${table}
         WHERE pixel_id = $1 AND account_id = $2 AND ${column} >= $3 AND ${column} <= $4
         ${q.eventName === undefined ? '' : 'AND event_name = $5'}
-        ORDER BY ${column}, event_name`,
-      params,
-    );
+        ORDER BY ${column}, event_name COLLATE "C"`,
+      values: params,
+      rowMode: 'array',
+    });
     // bigint columns arrive as text; bucket numbers and counts fit a double exactly.
-    return rows.map((r) => ({
-      start: new Date(Number(r.bucket) * width),
-      eventName: r.event_name,
-      count: Number(r.n),
-      valueSum: r.value_sum,
-    }));
+    let bucket = '';
+    let start = new Date(0);
+    return rows.map(([b, eventName, n, valueSum]) => {
+      if (b !== bucket) {
+        bucket = b;
+        start = new Date(Number(b) * width);
+      }
+      return { start, eventName, count: Number(n), valueSum };
+    });
   }
 }
 

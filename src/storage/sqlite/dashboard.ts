@@ -18,6 +18,9 @@ export class SqliteStatsStore implements StatsStore {
         ? ['event_counts', 'hour', HOUR_MS]
         : ['event_counts_daily', 'day', 24 * HOUR_MS];
     const byName = q.eventName === undefined ? '' : ' AND event_name = @eventName';
+    // Read from migration 012's covering index alone, already in (bucket, name) order. Rows
+    // come as arrays, and one Date serves every name of a bucket: a 1,000-hour range over ten
+    // names is 10,000 rows, and per-row objects were a third of its cost.
     const rows = this.db
       .prepare(
         `SELECT ${column} AS bucket, event_name, n, value_sum FROM ${table}
@@ -25,19 +28,23 @@ export class SqliteStatsStore implements StatsStore {
             AND ${column} <= @last${byName}
           ORDER BY ${column}, event_name`,
       )
+      .raw()
       .all({
         pixelId: q.pixelId,
         accountId: q.accountId,
         first: q.first,
         last: q.last,
         ...(q.eventName !== undefined && { eventName: q.eventName }),
-      }) as { bucket: number; event_name: string; n: number; value_sum: number }[];
-    return rows.map((r) => ({
-      start: new Date(r.bucket * width),
-      eventName: r.event_name,
-      count: r.n,
-      valueSum: r.value_sum,
-    }));
+      }) as [bucket: number, eventName: string, n: number, valueSum: number][];
+    let bucket = Number.NaN;
+    let start = new Date(0);
+    return rows.map(([b, eventName, count, valueSum]) => {
+      if (b !== bucket) {
+        bucket = b;
+        start = new Date(b * width);
+      }
+      return { start, eventName, count, valueSum };
+    });
   }
 }
 
