@@ -27,6 +27,11 @@ import { createMetrics } from './metrics.ts';
 import { finishOpenApiDocument, OPENAPI_BASE } from './openapi-document.ts';
 import { limitAccount, limitAuthFailure } from './rate-limit.ts';
 import { compileSchemaValidator, NoBodySchema, NoQuerySchema } from './route-kit.ts';
+import { registerCreateDestination } from './routes/destinations.create.ts';
+import { registerDeleteDestination } from './routes/destinations.delete.ts';
+import { registerGetDestination } from './routes/destinations.get.ts';
+import { registerListDestinations } from './routes/destinations.list.ts';
+import { registerUpdateDestination } from './routes/destinations.update.ts';
 import { registerExportEvents } from './routes/events.export.ts';
 import { registerListEvents } from './routes/events.list.ts';
 import { registerStreamEvents } from './routes/events.stream.ts';
@@ -406,6 +411,11 @@ export async function buildApp(given: AppDeps): Promise<App> {
     registerStreamEvents(v1, deps, streams);
     registerErasure(v1, deps);
     registerExportEvents(v1, deps);
+    registerCreateDestination(v1, deps);
+    registerListDestinations(v1, deps);
+    registerGetDestination(v1, deps);
+    registerUpdateDestination(v1, deps);
+    registerDeleteDestination(v1, deps);
   });
 
   await registerDashboard(app, deps, keys, streams);

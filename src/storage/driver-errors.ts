@@ -59,7 +59,16 @@ export function toDomainError(error: unknown): unknown {
   return error;
 }
 
-const PORTS = new Set<PropertyKey>(['accounts', 'pixels', 'events', 'webhooks', 'lifecycle']);
+const PORTS = new Set<PropertyKey>([
+  'accounts',
+  'pixels',
+  'events',
+  'webhooks',
+  'lifecycle',
+  'destinations',
+  'forwarding',
+  'forwardable',
+]);
 
 /** Every method of `port` with its rejections passed through toDomainError. */
 function translating<T extends object>(port: T): T {

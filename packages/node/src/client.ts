@@ -51,6 +51,11 @@ const OPERATIONS = {
   revokeKey: ['DELETE', '/v1/keys/{key_id}'],
   getPixelStats: ['GET', '/v1/pixels/{pixel_id}/stats'],
   erasePersonData: ['POST', '/v1/pixels/{pixel_id}/erasure'],
+  listDestinations: ['GET', '/v1/pixels/{pixel_id}/destinations'],
+  createDestination: ['POST', '/v1/pixels/{pixel_id}/destinations'],
+  getDestination: ['GET', '/v1/pixels/{pixel_id}/destinations/{destination_id}'],
+  updateDestination: ['PATCH', '/v1/pixels/{pixel_id}/destinations/{destination_id}'],
+  deleteDestination: ['DELETE', '/v1/pixels/{pixel_id}/destinations/{destination_id}'],
   // Server-Sent Events, not one JSON answer: call() cannot read it; events.stream() does.
   streamEvents: ['GET', '/v1/pixels/{pixel_id}/events/stream'],
   // ndjson or csv, streamed: events.export() reads it.
@@ -80,6 +85,10 @@ const RETRY_SERVER_ERRORS: ReadonlySet<OperationId> = new Set<OperationId>([
   'listKeys',
   'revokeKey',
   'getPixelStats',
+  'listDestinations',
+  'getDestination',
+  'updateDestination',
+  'deleteDestination',
 ]);
 
 type PathParams<O extends OperationId> = NonNullable<operations[O]['parameters']['path']>;
@@ -251,6 +260,26 @@ export class Trackway {
       }),
     sendTest: (webhookId: string, body?: RequestBody<'sendTestWebhook'>) =>
       this.call('sendTestWebhook', { path: { webhook_id: webhookId }, ...(body && { body }) }),
+  };
+
+  /** A pixel's destinations: where its events are forwarded (Meta's Conversions API). */
+  readonly destinations = {
+    list: (pixelId: string) => this.call('listDestinations', { path: { pixel_id: pixelId } }),
+    create: (pixelId: string, body: RequestBody<'createDestination'>) =>
+      this.call('createDestination', { path: { pixel_id: pixelId }, body }),
+    get: (pixelId: string, destinationId: string) =>
+      this.call('getDestination', {
+        path: { pixel_id: pixelId, destination_id: destinationId },
+      }),
+    update: (pixelId: string, destinationId: string, body: RequestBody<'updateDestination'>) =>
+      this.call('updateDestination', {
+        path: { pixel_id: pixelId, destination_id: destinationId },
+        body,
+      }),
+    delete: (pixelId: string, destinationId: string) =>
+      this.call('deleteDestination', {
+        path: { pixel_id: pixelId, destination_id: destinationId },
+      }),
   };
 
   /** `GET /healthz`: the process is up. */

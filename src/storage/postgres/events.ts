@@ -65,7 +65,20 @@ async function insertMany(
          FROM arrived ORDER BY pixel_id, event_id
        ON CONFLICT (pixel_id, event_id) DO NOTHING
        RETURNING seq, account_id, pixel_id, event_id, event_name, coalesce(value, 0) AS value,
-         floor(extract(epoch FROM timestamp) / 3600)::bigint AS hour
+         floor(extract(epoch FROM timestamp) / 3600)::bigint AS hour, received_at
+     ), jobs AS (
+       -- The forwarding jobs commit with the events (contract §12), one per enabled
+       -- destination whose filter the event matches: for a pixel without destinations, one
+       -- index probe of destinations_pixel per event and nothing written.
+       INSERT INTO forward_jobs (account_id, destination_id, pixel_id, event_id, status,
+         attempts, created_at, next_attempt_at)
+       SELECT i.account_id, d.id, i.pixel_id, i.event_id, 'pending', 0, i.received_at,
+              i.received_at
+         FROM inserted i
+         JOIN destinations d ON d.account_id = i.account_id AND d.pixel_id = i.pixel_id
+        WHERE d.enabled AND (d.events IS NULL OR i.event_name = ANY (d.events))
+        ORDER BY 1, 2, 3, 4
+       ON CONFLICT DO NOTHING
      ), all_time AS (
        INSERT INTO event_totals (pixel_id, account_id, event_name, n)
        SELECT pixel_id, account_id, event_name, count(*) FROM inserted

@@ -30,6 +30,11 @@ import {
   StorageUnavailableError,
 } from './database.ts';
 import { PostgresEventStore, toEvent } from './events.ts';
+import {
+  PostgresDestinationStore,
+  PostgresForwardingSource,
+  PostgresForwardingStore,
+} from './forwarding.ts';
 import { PostgresLifecycleStore } from './lifecycle.ts';
 import { PostgresWebhookStore, writeOutbox } from './webhooks.ts';
 
@@ -238,6 +243,9 @@ export class PostgresStore implements Store {
   readonly feed: PostgresEventFeed;
   readonly sessions: SessionStore;
   readonly lifecycle: LifecycleStore;
+  readonly destinations: PostgresDestinationStore;
+  readonly forwarding: PostgresForwardingStore;
+  readonly forwardable: PostgresForwardingSource;
   private closed: Promise<void> | undefined;
 
   private constructor(
@@ -255,6 +263,9 @@ export class PostgresStore implements Store {
     this.sessions = new PostgresSessionStore(pool);
     this.lifecycle = new PostgresLifecycleStore(pool, toEvent);
     this.webhooks = new PostgresWebhookStore(pool);
+    this.destinations = new PostgresDestinationStore(pool);
+    this.forwarding = new PostgresForwardingStore(pool);
+    this.forwardable = new PostgresForwardingSource(pool);
   }
 
   /**

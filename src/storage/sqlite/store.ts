@@ -40,6 +40,12 @@ import {
   SqliteStatsStore,
 } from './dashboard.ts';
 import { migrateSqlite, openSqlite, type SqliteDatabase } from './database.ts';
+import {
+  forwardJobWriter,
+  SqliteDestinationStore,
+  SqliteForwardingSource,
+  SqliteForwardingStore,
+} from './forwarding.ts';
 import { SqliteLifecycleStore } from './lifecycle.ts';
 import { type DurableCommit, durableCommit, type Flush, WalSync } from './wal-sync.ts';
 import { outboxWriter, SqliteWebhookStore } from './webhooks.ts';
@@ -271,6 +277,7 @@ class SqliteEventStore implements EventStore {
     private readonly outbox: (events: WebhookEvent[], targets?: Map<string, string[]>) => void,
     durable: DurableCommit,
     onCommitted: OnEventsCommitted,
+    private readonly forwardJobs: ReturnType<typeof forwardJobWriter>,
   ) {
     // ON CONFLICT DO NOTHING makes dedup exact under any concurrency: the unique index decides.
     this.insert = db.prepare(
@@ -301,9 +308,10 @@ class SqliteEventStore implements EventStore {
     const insertAll = db.transaction((items: NewEvent[]) => {
       const counts = new Map<string, BucketCount>();
       const targets = new Map<string, string[]>();
+      const destinations = new Map();
       const inserted: { pixelId: string; seq: number }[] = [];
       const outcomes = items.map(({ event, emit }) =>
-        this.insertOne(event, emit, counts, targets, inserted),
+        this.insertOne(event, emit, counts, targets, inserted, destinations),
       );
       // Same transaction as the rows, so the counts can never disagree with the table; added
       // once per (pixel, name, hour) of the batch rather than once per event.
@@ -330,6 +338,7 @@ class SqliteEventStore implements EventStore {
     counts: Map<string, BucketCount>,
     targets: Map<string, string[]>,
     inserted: { pixelId: string; seq: number }[],
+    destinations: Parameters<ReturnType<typeof forwardJobWriter>>[1],
   ): InsertOutcome {
     // Positional parameters: binding by name from a spread object cost ~2 µs more per event.
     const { changes, lastInsertRowid } = this.insert.run(
@@ -371,6 +380,8 @@ class SqliteEventStore implements EventStore {
     }
     inserted.push({ pixelId: event.pixelId, seq: Number(lastInsertRowid) });
     this.outbox(emit, targets);
+    // The forwarding jobs commit with the event (contract §12: nothing is lost).
+    this.forwardJobs(event, destinations);
     return 'inserted';
   }
 
@@ -437,6 +448,9 @@ export class SqliteStore implements Store {
   readonly feed: SqliteEventFeed;
   readonly sessions: SessionStore;
   readonly lifecycle: LifecycleStore;
+  readonly destinations: SqliteDestinationStore;
+  readonly forwarding: SqliteForwardingStore;
+  readonly forwardable: SqliteForwardingSource;
 
   private constructor(
     readonly db: SqliteDatabase,
@@ -449,7 +463,16 @@ export class SqliteStore implements Store {
     this.accounts = new SqliteAccountStore(db, write);
     this.pixels = new SqlitePixelStore(db, write);
     this.feed = new SqliteEventFeed(db, toEvent);
-    this.events = new SqliteEventStore(db, write, durable, this.feed.announce);
+    this.events = new SqliteEventStore(
+      db,
+      write,
+      durable,
+      this.feed.announce,
+      forwardJobWriter(db),
+    );
+    this.destinations = new SqliteDestinationStore(db);
+    this.forwarding = new SqliteForwardingStore(db, outbox, durable);
+    this.forwardable = new SqliteForwardingSource(db);
     this.keys = new SqliteKeyStore(db);
     this.stats = new SqliteStatsStore(db);
     this.sessions = new SqliteSessionStore(db);

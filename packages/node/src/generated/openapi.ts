@@ -393,6 +393,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/pixels/{pixel_id}/destinations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a pixel's destinations
+         * @description Oldest first, secrets masked.
+         */
+        get: operations["listDestinations"];
+        put?: never;
+        /**
+         * Add a destination to a pixel
+         * @description Every event the pixel stores from now on is forwarded to it (its `events` filter allowing). Secrets in `config` are write-only: answers show `****` and their last 4 characters. At most 10 a pixel.
+         */
+        post: operations["createDestination"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pixels/{pixel_id}/destinations/{destination_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a destination
+         * @description With its `state` and `last_error`; secrets masked.
+         */
+        get: operations["getDestination"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a destination
+         * @description Events still waiting for it are not sent.
+         */
+        delete: operations["deleteDestination"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a destination
+         * @description `name`, `config` (fields given replace those stored; secrets may be left out), `events`, `enabled`. New credentials or `{"enabled": true}` resume a suspended destination; its waiting events are then sent.
+         */
+        patch: operations["updateDestination"];
+        trace?: never;
+    };
 }
 export interface webhooks {
     "event.tracked": {
@@ -1195,6 +1247,69 @@ export interface components {
         ErasePersonDataResponse: {
             /** @description Events erased. */
             deleted: number;
+        };
+        ListDestinationsResponse: {
+            destinations: {
+                /** @description `dst_` + 16 base62. */
+                id: string;
+                pixel_id: string;
+                type: string;
+                name: string | null;
+                /** @description As sent, with secrets shown as `****` + their last 4 characters. */
+                config: {
+                    [key: string]: unknown;
+                };
+                events: string[] | null;
+                enabled: boolean;
+                /** @description `failing`: recent transient errors; `suspended`: the platform refused the credentials (nothing is sent, events wait). */
+                state: "active" | "failing" | "suspended";
+                last_error: string | null;
+                /** Format: date-time */
+                created_at: string;
+                /** Format: date-time */
+                updated_at: string;
+            }[];
+        };
+        CreateDestinationRequest: {
+            /** @description The platform. */
+            type: "meta" | "ga4" | "tiktok";
+            name?: string;
+            /** @description meta: `{pixel_id, access_token, test_event_code?}`; ga4: `{measurement_id, api_secret}`; tiktok: `{pixel_code, access_token, test_event_code?}`; every type: `event_names?`. */
+            config: {
+                [key: string]: unknown;
+            };
+            events?: string[] | null;
+            enabled?: boolean;
+        };
+        CreateDestinationResponse: {
+            /** @description `dst_` + 16 base62. */
+            id: string;
+            pixel_id: string;
+            type: string;
+            name: string | null;
+            /** @description As sent, with secrets shown as `****` + their last 4 characters. */
+            config: {
+                [key: string]: unknown;
+            };
+            events: string[] | null;
+            enabled: boolean;
+            /** @description `failing`: recent transient errors; `suspended`: the platform refused the credentials (nothing is sent, events wait). */
+            state: "active" | "failing" | "suspended";
+            last_error: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        UpdateDestinationRequest: {
+            name?: string;
+            /** @description Fields to change; omitted fields (secrets included) keep their values. New credentials resume a suspended destination. */
+            config?: {
+                [key: string]: unknown;
+            };
+            events?: string[] | null;
+            /** @description `true` also resumes a suspended destination. */
+            enabled?: boolean;
         };
     };
     responses: {
@@ -2423,6 +2538,271 @@ export interface operations {
                 content: {
                     "application/x-ndjson": string;
                     "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listDestinations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Pixel identifier (`px_…`). */
+                pixel_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListDestinationsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createDestination: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Pixel identifier (`px_…`). */
+                pixel_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "meta",
+                 *       "name": "Meta pixel",
+                 *       "config": {
+                 *         "pixel_id": "123456789012345",
+                 *         "access_token": "EAAB…",
+                 *         "test_event_code": "TEST12345"
+                 *       },
+                 *       "events": [
+                 *         "Purchase",
+                 *         "Lead"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateDestinationRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "dst_4f8Kq2ZxY7mN3pLw",
+                     *       "pixel_id": "px_9a8b7c6d5e4f3a2b",
+                     *       "type": "meta",
+                     *       "name": "Meta pixel",
+                     *       "config": {
+                     *         "pixel_id": "123456789012345",
+                     *         "access_token": "****x7Qa"
+                     *       },
+                     *       "events": null,
+                     *       "enabled": true,
+                     *       "state": "active",
+                     *       "last_error": null,
+                     *       "created_at": "2026-11-25T07:00:00.000Z",
+                     *       "updated_at": "2026-11-25T07:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CreateDestinationResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getDestination: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Pixel identifier (`px_…`). */
+                pixel_id: string;
+                /** @description Destination identifier (`dst_…`). */
+                destination_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "dst_4f8Kq2ZxY7mN3pLw",
+                     *       "pixel_id": "px_9a8b7c6d5e4f3a2b",
+                     *       "type": "meta",
+                     *       "name": "Meta pixel",
+                     *       "config": {
+                     *         "pixel_id": "123456789012345",
+                     *         "access_token": "****x7Qa"
+                     *       },
+                     *       "events": null,
+                     *       "enabled": true,
+                     *       "state": "active",
+                     *       "last_error": null,
+                     *       "created_at": "2026-11-25T07:00:00.000Z",
+                     *       "updated_at": "2026-11-25T07:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CreateDestinationResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteDestination: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Pixel identifier (`px_…`). */
+                pixel_id: string;
+                /** @description Destination identifier (`dst_…`). */
+                destination_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeleteWebhookResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateDestination: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Pixel identifier (`px_…`). */
+                pixel_id: string;
+                /** @description Destination identifier (`dst_…`). */
+                destination_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "config": {
+                 *         "access_token": "EAAB…new"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateDestinationRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "dst_4f8Kq2ZxY7mN3pLw",
+                     *       "pixel_id": "px_9a8b7c6d5e4f3a2b",
+                     *       "type": "meta",
+                     *       "name": "Meta pixel",
+                     *       "config": {
+                     *         "pixel_id": "123456789012345",
+                     *         "access_token": "****x7Qa"
+                     *       },
+                     *       "events": null,
+                     *       "enabled": true,
+                     *       "state": "active",
+                     *       "last_error": null,
+                     *       "created_at": "2026-11-25T07:00:00.000Z",
+                     *       "updated_at": "2026-11-25T07:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CreateDestinationResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
