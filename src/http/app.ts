@@ -204,6 +204,10 @@ export async function buildApp(given: AppDeps): Promise<App> {
     () => given.store.webhooks.backlog(),
     () => given.clock.now(),
   );
+  metrics.watchForwarding(
+    () => given.store.forwarding.backlog(),
+    () => given.clock.now(),
+  );
   given.commits?.onEventsStored(({ stored, deduplicated }) => {
     if (stored > 0) metrics.eventsTracked.inc({ result: 'stored' }, stored);
     if (deduplicated > 0) metrics.eventsTracked.inc({ result: 'deduplicated' }, deduplicated);
