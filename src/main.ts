@@ -6,7 +6,7 @@ import { lookup } from 'node:dns/promises';
 import type { Logger } from 'pino';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { ForwardingWorker } from './delivery/forwarding-worker.ts';
-import { createPlatformSender } from './delivery/platform-sender.ts';
+import { createPlatformGateway, createPlatformSender } from './delivery/platform-sender.ts';
 import { createSender } from './delivery/sender.ts';
 import { DeliveryWorker } from './delivery/worker.ts';
 import { createAccount } from './domain/accounts/accounts.ts';
@@ -267,7 +267,11 @@ export async function startServer(
     opened.push(stopPurge);
     const rateLimiter = await createRateLimiter(config, logger, metrics);
     if (rateLimiter) opened.push(() => rateLimiter.close());
+    // Destination test sends go where the worker sends (TRACKWAY_META_API_URL …).
+    const platforms = createPlatformGateway(config.platformUrls);
+    opened.push(() => platforms.close());
     const app = await buildApp({
+      platforms,
       metrics,
       store,
       clock: systemClock,

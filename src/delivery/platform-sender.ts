@@ -5,8 +5,10 @@
  * own connection pool, so a hanging platform holds only its own sockets.
  */
 import { Agent, request } from 'undici';
-import type { PlatformRequest } from '../domain/forwarding/model.ts';
+import { type PlatformRequest, requestUrl } from '../domain/forwarding/model.ts';
 import type { PlatformAnswer } from '../domain/forwarding/platform-response.ts';
+import type { Platform } from '../domain/forwarding/platforms.ts';
+import type { PlatformGateway } from '../domain/ports.ts';
 
 /** The most of an answer read: classifiers parse the error body; the ledger keeps 1 KB. */
 const MAX_ANSWER_BYTES = 64 * 1024;
@@ -68,5 +70,17 @@ export function createPlatformSender(options: { timeoutMs?: number } = {}): Plat
       }
     },
     close: () => agent.close(),
+  };
+}
+
+/** A sender bound to the platforms' base URLs: what the test-send route uses. */
+export function createPlatformGateway(
+  baseUrls: Record<Platform, string>,
+  sender: PlatformSender = createPlatformSender(),
+): PlatformGateway & { close(): Promise<void> } {
+  return {
+    send: (platform, platformRequest) =>
+      sender.send(requestUrl(baseUrls[platform], platformRequest), platformRequest),
+    close: () => sender.close(),
   };
 }

@@ -3,7 +3,9 @@
  * Redis) implements these; the contract suites in storage/ and rate-limit/ hold each adapter to
  * the same behaviour. Every query is scoped by the caller's account id.
  */
-import type { Destination, ForwardableEvent } from './forwarding/model.ts';
+import type { Destination, ForwardableEvent, PlatformRequest } from './forwarding/model.ts';
+import type { PlatformAnswer } from './forwarding/platform-response.ts';
+import type { Platform } from './forwarding/platforms.ts';
 import type {
   Account,
   ApiKeyRecord,
@@ -132,6 +134,8 @@ export interface EventStore {
    * are in order; an event the database refuses is `rejected` alone, its neighbours are stored.
    */
   insertEvents(events: NewEvent[]): Promise<PromiseSettledResult<InsertOutcome>[]>;
+  /** One stored event of the pixel, by its event id. */
+  getEvent(accountId: string, pixelId: string, eventId: string): Promise<TrackedEvent | null>;
   /** Newest first: `timestamp` desc, then arrival desc. `total` counts every match. */
   listEvents(query: EventQuery): Promise<{ events: TrackedEvent[]; total: number }>;
 }
@@ -536,4 +540,12 @@ export interface ForwardingStore {
     now: Date;
   }): Promise<number>;
   backlog(): Promise<DestinationBacklog[]>;
+}
+
+/** Sends one request to a platform at its configured base URL (delivery/platform-sender.ts). */
+export interface PlatformGateway {
+  send(
+    platform: Platform,
+    request: PlatformRequest,
+  ): Promise<{ answer: PlatformAnswer; durationMs: number }>;
 }

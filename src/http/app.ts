@@ -31,8 +31,11 @@ import { registerCreateDestination } from './routes/destinations.create.ts';
 import { registerDeleteDestination } from './routes/destinations.delete.ts';
 import { registerGetDestination } from './routes/destinations.get.ts';
 import { registerListDestinations } from './routes/destinations.list.ts';
+import { registerReplayDestination } from './routes/destinations.replay.ts';
+import { registerTestDestination } from './routes/destinations.test-send.ts';
 import { registerUpdateDestination } from './routes/destinations.update.ts';
 import { registerExportEvents } from './routes/events.export.ts';
+import { registerGetEvent } from './routes/events.get.ts';
 import { registerListEvents } from './routes/events.list.ts';
 import { registerStreamEvents } from './routes/events.stream.ts';
 import { registerHealthRoutes } from './routes/health.ts';
@@ -420,6 +423,9 @@ export async function buildApp(given: AppDeps): Promise<App> {
     registerGetDestination(v1, deps);
     registerUpdateDestination(v1, deps);
     registerDeleteDestination(v1, deps);
+    registerReplayDestination(v1, deps);
+    registerTestDestination(v1, deps);
+    registerGetEvent(v1, deps);
   });
 
   await registerDashboard(app, deps, keys, streams);

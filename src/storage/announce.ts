@@ -94,6 +94,7 @@ export function announceCommits(store: Store, notifier: CommitNotifier): Store {
         return results;
       },
       listEvents: (query) => events.listEvents(query),
+      getEvent: (accountId, pixelId, eventId) => events.getEvent(accountId, pixelId, eventId),
     },
     webhooks: {
       createEndpoint: (endpoint, limit) => webhooks.createEndpoint(endpoint, limit),

@@ -56,6 +56,9 @@ const OPERATIONS = {
   getDestination: ['GET', '/v1/pixels/{pixel_id}/destinations/{destination_id}'],
   updateDestination: ['PATCH', '/v1/pixels/{pixel_id}/destinations/{destination_id}'],
   deleteDestination: ['DELETE', '/v1/pixels/{pixel_id}/destinations/{destination_id}'],
+  replayDestination: ['POST', '/v1/pixels/{pixel_id}/destinations/{destination_id}/replay'],
+  testDestination: ['POST', '/v1/pixels/{pixel_id}/destinations/{destination_id}/test'],
+  getEvent: ['GET', '/v1/pixels/{pixel_id}/events/{event_id}'],
   // Server-Sent Events, not one JSON answer: call() cannot read it; events.stream() does.
   streamEvents: ['GET', '/v1/pixels/{pixel_id}/events/stream'],
   // ndjson or csv, streamed: events.export() reads it.
@@ -89,6 +92,7 @@ const RETRY_SERVER_ERRORS: ReadonlySet<OperationId> = new Set<OperationId>([
   'getDestination',
   'updateDestination',
   'deleteDestination',
+  'getEvent',
 ]);
 
 type PathParams<O extends OperationId> = NonNullable<operations[O]['parameters']['path']>;
@@ -213,6 +217,9 @@ export class Trackway {
   };
 
   readonly events = {
+    /** One stored event with its forwarding entries and their attempt ledgers. */
+    get: (pixelId: string, eventId: string) =>
+      this.call('getEvent', { path: { pixel_id: pixelId, event_id: eventId } }),
     /** One event at once, unbatched (`POST /v1/track`); an `event_id` is made if missing. */
     track: (event: TrackEvent) =>
       this.call('trackEvent', { body: { ...event, event_id: event.event_id ?? newId() } }),
@@ -279,6 +286,18 @@ export class Trackway {
     delete: (pixelId: string, destinationId: string) =>
       this.call('deleteDestination', {
         path: { pixel_id: pixelId, destination_id: destinationId },
+      }),
+    /** Sends a time range of events again; answers how many were queued. */
+    replay: (pixelId: string, destinationId: string, body: RequestBody<'replayDestination'>) =>
+      this.call('replayDestination', {
+        path: { pixel_id: pixelId, destination_id: destinationId },
+        body,
+      }),
+    /** Sends one event (a stored one, or a sample) in the platform's test mode. */
+    sendTest: (pixelId: string, destinationId: string, body?: RequestBody<'testDestination'>) =>
+      this.call('testDestination', {
+        path: { pixel_id: pixelId, destination_id: destinationId },
+        ...(body && { body }),
       }),
   };
 

@@ -1,6 +1,8 @@
 import type { Context } from '../context.ts';
 import { invalidParameter, pixelNotFound } from '../errors.ts';
+import { forwardingOf, forwardingRecord } from '../forwarding/forwarding-record.ts';
 import type { TrackedEvent } from '../model.ts';
+import type { ForwardingEntry } from '../ports.ts';
 import type { EventList, ListEventsQuery } from './schemas.ts';
 
 export const DEFAULT_LIMIT = 50;
@@ -26,7 +28,7 @@ export function bound(value: string | undefined, edge: 'start' | 'end'): Date | 
   return instant;
 }
 
-export function eventRecord(event: TrackedEvent) {
+export function eventRecord(event: TrackedEvent, forwarding: readonly ForwardingEntry[] = []) {
   return {
     event_id: event.eventId,
     event_name: event.eventName,
@@ -42,6 +44,7 @@ export function eventRecord(event: TrackedEvent) {
     custom_data: event.customData,
     user_data: event.userData,
     received_at: event.receivedAt.toISOString(),
+    forwarding: forwarding.map(forwardingRecord),
   };
 }
 
@@ -78,5 +81,11 @@ export async function listEvents({
     ...(from && { from }),
     ...(to && { to }),
   });
-  return { events: events.map(eventRecord), total, ...page };
+  // One read for the page's forwarding entries, whatever its size.
+  const forwarding = await forwardingOf(ctx, pixelId, events);
+  return {
+    events: events.map((e) => eventRecord(e, forwarding.get(e.eventId))),
+    total,
+    ...page,
+  };
 }

@@ -2,7 +2,9 @@
  * The request and response shapes of the event operations, declared once: they validate input
  * (validation.ts), type the verbs and generate the OpenAPI document.
  */
+
 import { type Static, Type } from '@sinclair/typebox';
+import { ForwardingEntrySchema } from '../forwarding/forwarding-record.ts';
 
 /** A realistic event: the docs page's "try it" sends this (with your pixel's id). */
 const TRACK_EVENT_EXAMPLE = {
@@ -247,6 +249,10 @@ export const EventRecordSchema = Type.Object(
       description: 'SHA-256 hashes only.',
     }),
     received_at: Type.String({ format: 'date-time' }),
+    forwarding: Type.Array(ForwardingEntrySchema, {
+      description:
+        'One entry per destination the event is forwarded to: its outcome, attempts and last error.',
+    }),
   },
   {
     examples: [
@@ -267,6 +273,17 @@ export const EventRecordSchema = Type.Object(
           email: '8c87b489ce35cf2e2f39f80e282cb2e804932a56a213983eeeb428407d43b52d',
         },
         received_at: '2026-11-24T18:42:10.412Z',
+        forwarding: [
+          {
+            destination_id: 'dst_4f8Kq2ZxY7mN3pLw',
+            platform: 'meta',
+            status: 'forwarded',
+            attempts: 1,
+            reason: null,
+            last_error: null,
+            forwarded_at: '2026-11-24T18:42:10.903Z',
+          },
+        ],
       },
     ],
   },

@@ -121,3 +121,60 @@ export const CONFIG_SCHEMAS = {
   ga4: Ga4ConfigSchema,
   tiktok: TiktokConfigSchema,
 } as const;
+
+export const ReplayDestinationSchema = Type.Object(
+  {
+    start_date: Type.String({
+      format: 'date-or-date-time',
+      description: 'Events with `timestamp` from here (a date alone: its whole UTC day).',
+    }),
+    end_date: Type.String({ format: 'date-or-date-time', description: 'Inclusive.' }),
+    statuses: Type.Optional(
+      Type.Array(
+        Type.Union([
+          Type.Literal('failed'),
+          Type.Literal('skipped'),
+          Type.Literal('forwarded'),
+          Type.Literal('pending'),
+        ]),
+        {
+          minItems: 1,
+          uniqueItems: true,
+          description:
+            'Outcomes to send again; default `["failed", "skipped"]`. Events of the range with no job for this destination (stored before it existed) are always queued.',
+        },
+      ),
+    ),
+  },
+  {
+    additionalProperties: false,
+    examples: [{ start_date: '2026-11-20', end_date: '2026-11-24', statuses: ['failed'] }],
+  },
+);
+export type ReplayDestinationInput = Static<typeof ReplayDestinationSchema>;
+
+export const ReplayResultSchema = Type.Object({
+  queued: Type.Integer({ description: 'Events queued to be sent again.' }),
+});
+
+export const TestDestinationSchema = Type.Object(
+  {
+    event: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 128,
+        description: 'The event id of a stored event to send; a sample event when omitted.',
+      }),
+    ),
+  },
+  { additionalProperties: false, 'x-optional-body': true, examples: [{ event: 'order-10045' }] },
+);
+
+export const TestResultSchema = Type.Object({
+  ok: Type.Boolean({ description: 'The platform accepted the event.' }),
+  status_code: Type.Union([Type.Integer(), Type.Null()]),
+  platform_response: Type.Unknown({ description: "The platform's answer (JSON when it is)." }),
+  payload: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], {
+    description: "The exact body sent, in the platform's test mode (`test_event_code`).",
+  }),
+});

@@ -71,6 +71,7 @@ for (const kind of await testStores()) {
         'custom_data',
         'user_data',
         'received_at',
+        'forwarding',
       ]);
     });
 

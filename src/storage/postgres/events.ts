@@ -3,9 +3,11 @@ import type { TrackedEvent, WebhookEvent } from '../../domain/model.ts';
 import type { EventQuery, EventStore, InsertOutcome, NewEvent } from '../../domain/ports.ts';
 import { planTotal, totalSql } from '../event-totals.ts';
 import { GroupCommit } from '../group-commit.ts';
+import { getEvent } from '../queries/events.ts';
 import * as rows from '../rows.ts';
 import { type EventRow, postgresCodec } from '../rows.ts';
 import { inTransaction } from './database.ts';
+import { PostgresRunner } from './runner.ts';
 import { writeOutbox } from './webhooks.ts';
 
 export const toEvent = (r: EventRow) => rows.toEvent(postgresCodec, r);
@@ -179,11 +181,13 @@ async function announceInserted(
  */
 export class PostgresEventStore implements EventStore {
   private readonly batches: GroupCommit<NewEvent, Outcome>;
+  private readonly runner: PostgresRunner;
 
   constructor(
     private readonly pool: pg.Pool,
     channel: string,
   ) {
+    this.runner = new PostgresRunner(pool);
     this.batches = new GroupCommit(
       (batch) => inTransaction(this.pool, (db) => insertMany(db, batch, channel)),
       MAX_BATCH,
@@ -206,6 +210,10 @@ export class PostgresEventStore implements EventStore {
   /** Resolves once no batch is queued or in flight (used by close()). */
   flushed(): Promise<void> {
     return this.batches.flushed();
+  }
+
+  getEvent(accountId: string, pixelId: string, eventId: string): Promise<TrackedEvent | null> {
+    return this.runner.read(() => getEvent(this.runner.sql, accountId, pixelId, eventId));
   }
 
   async listEvents(query: EventQuery) {

@@ -25,6 +25,7 @@ import type {
 import { translateDriverErrors } from '../driver-errors.ts';
 import { dayOf, hourOf, planTotal, totalSql } from '../event-totals.ts';
 import { GroupCommit } from '../group-commit.ts';
+import { getEvent } from '../queries/events.ts';
 import * as rows from '../rows.ts';
 import {
   type AccountRow,
@@ -47,6 +48,7 @@ import {
   SqliteForwardingStore,
 } from './forwarding.ts';
 import { SqliteLifecycleStore } from './lifecycle.ts';
+import { SqliteRunner } from './runner.ts';
 import { type DurableCommit, durableCommit, type Flush, WalSync } from './wal-sync.ts';
 import { outboxWriter, SqliteWebhookStore } from './webhooks.ts';
 
@@ -271,6 +273,7 @@ class SqliteEventStore implements EventStore {
   private readonly countDay;
   private readonly countHour;
   private readonly batches: GroupCommit<NewEvent, InsertOutcome>;
+  private readonly runner: SqliteRunner;
 
   constructor(
     private readonly db: SqliteDatabase,
@@ -279,6 +282,7 @@ class SqliteEventStore implements EventStore {
     onCommitted: OnEventsCommitted,
     private readonly forwardJobs: ReturnType<typeof forwardJobWriter>,
   ) {
+    this.runner = new SqliteRunner(db);
     // ON CONFLICT DO NOTHING makes dedup exact under any concurrency: the unique index decides.
     this.insert = db.prepare(
       `INSERT INTO events (account_id, pixel_id, event_id, event_name, value, currency, timestamp,
@@ -396,6 +400,10 @@ class SqliteEventStore implements EventStore {
   /** Resolves once no batch is queued or in flight (used by close()). */
   flushed(): Promise<void> {
     return this.batches.flushed();
+  }
+
+  getEvent(accountId: string, pixelId: string, eventId: string): Promise<TrackedEvent | null> {
+    return this.runner.read(() => getEvent(this.runner.sql, accountId, pixelId, eventId));
   }
 
   async listEvents(query: EventQuery) {

@@ -445,6 +445,66 @@ export interface paths {
         patch: operations["updateDestination"];
         trace?: never;
     };
+    "/v1/pixels/{pixel_id}/destinations/{destination_id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a time range of events to a destination again
+         * @description Queues the pixel's events with `timestamp` in the range whose outcome for this destination is one of `statuses`. Still subject to the platform's window; the platform deduplicates by `event_id`.
+         */
+        post: operations["replayDestination"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pixels/{pixel_id}/destinations/{destination_id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send one event to a destination in test mode
+         * @description Sends the given stored event (or a sample) with the destination's `test_event_code` (`TEST_TRACKWAY` when it has none) and answers with what the platform said. Nothing is recorded.
+         */
+        post: operations["testDestination"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pixels/{pixel_id}/events/{event_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get one event with its forwarding ledger
+         * @description The stored record; each `forwarding` entry also carries `attempt_log`: every request that carried the event to that destination, with the first 1 KB of the answer.
+         */
+        get: operations["getEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "event.tracked": {
@@ -746,7 +806,18 @@ export interface components {
          *       "user_data": {
          *         "email": "8c87b489ce35cf2e2f39f80e282cb2e804932a56a213983eeeb428407d43b52d"
          *       },
-         *       "received_at": "2026-11-24T18:42:10.412Z"
+         *       "received_at": "2026-11-24T18:42:10.412Z",
+         *       "forwarding": [
+         *         {
+         *           "destination_id": "dst_4f8Kq2ZxY7mN3pLw",
+         *           "platform": "meta",
+         *           "status": "forwarded",
+         *           "attempts": 1,
+         *           "reason": null,
+         *           "last_error": null,
+         *           "forwarded_at": "2026-11-24T18:42:10.903Z"
+         *         }
+         *       ]
          *     }
          */
         EventRecord: {
@@ -772,6 +843,19 @@ export interface components {
             } | null;
             /** Format: date-time */
             received_at: string;
+            /** @description One entry per destination the event is forwarded to: its outcome, attempts and last error. */
+            forwarding: {
+                destination_id: string;
+                platform: string;
+                /** @description `failed`: a permanent refusal or retries exhausted; `skipped`: not eligible (see `reason`). */
+                status: "pending" | "forwarded" | "failed" | "skipped";
+                /** @description Requests that carried the event. */
+                attempts: number;
+                /** @description Why it was skipped. */
+                reason: string | null;
+                last_error: string | null;
+                forwarded_at: string | null;
+            }[];
         };
         EventList: {
             events: components["schemas"]["EventRecord"][];
@@ -1310,6 +1394,84 @@ export interface components {
             events?: string[] | null;
             /** @description `true` also resumes a suspended destination. */
             enabled?: boolean;
+        };
+        ReplayDestinationRequest: {
+            /**
+             * Format: date-or-date-time
+             * @description Events with `timestamp` from here (a date alone: its whole UTC day).
+             */
+            start_date: string;
+            /**
+             * Format: date-or-date-time
+             * @description Inclusive.
+             */
+            end_date: string;
+            /** @description Outcomes to send again; default `["failed", "skipped"]`. Events of the range with no job for this destination (stored before it existed) are always queued. */
+            statuses?: ("failed" | "skipped" | "forwarded" | "pending")[];
+        };
+        ReplayDestinationResponse: {
+            /** @description Events queued to be sent again. */
+            queued: number;
+        };
+        TestDestinationRequest: {
+            /** @description The event id of a stored event to send; a sample event when omitted. */
+            event?: string;
+        };
+        TestDestinationResponse: {
+            /** @description The platform accepted the event. */
+            ok: boolean;
+            status_code: number | null;
+            /** @description The platform's answer (JSON when it is). */
+            platform_response: unknown;
+            /** @description The exact body sent, in the platform's test mode (`test_event_code`). */
+            payload: {
+                [key: string]: unknown;
+            } | null;
+        };
+        GetEventResponse: {
+            event_id: string;
+            event_name: string;
+            value: number | null;
+            currency: string | null;
+            /** Format: date-time */
+            timestamp: string;
+            /** @constant */
+            status: "processed";
+            pixel_id: string;
+            url: string | null;
+            referrer: string | null;
+            title: string | null;
+            search_string: string | null;
+            custom_data: {
+                [key: string]: unknown;
+            } | null;
+            /** @description SHA-256 hashes only. */
+            user_data: {
+                [key: string]: string;
+            } | null;
+            /** Format: date-time */
+            received_at: string;
+            forwarding: {
+                destination_id: string;
+                platform: string;
+                /** @description `failed`: a permanent refusal or retries exhausted; `skipped`: not eligible (see `reason`). */
+                status: "pending" | "forwarded" | "failed" | "skipped";
+                /** @description Requests that carried the event. */
+                attempts: number;
+                /** @description Why it was skipped. */
+                reason: string | null;
+                last_error: string | null;
+                forwarded_at: string | null;
+                attempt_log: {
+                    /** Format: date-time */
+                    attempted_at: string;
+                    /** @description The HTTP status, null when no answer came (network error, timeout). */
+                    status_code: number | null;
+                    duration_ms: number;
+                    /** @description The first 1 KB of the platform's answer, or the network error. */
+                    platform_response: string;
+                }[];
+            }[];
         };
     };
     responses: {
@@ -2803,6 +2965,139 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["CreateDestinationResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    replayDestination: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Pixel identifier (`px_…`). */
+                pixel_id: string;
+                /** @description Destination identifier (`dst_…`). */
+                destination_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "start_date": "2026-11-20",
+                 *       "end_date": "2026-11-24",
+                 *       "statuses": [
+                 *         "failed"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ReplayDestinationRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReplayDestinationResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    testDestination: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Pixel identifier (`px_…`). */
+                pixel_id: string;
+                /** @description Destination identifier (`dst_…`). */
+                destination_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "order-10045"
+                 *     }
+                 */
+                "application/json": components["schemas"]["TestDestinationRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestDestinationResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Pixel identifier (`px_…`). */
+                pixel_id: string;
+                /** @description The event's `event_id`. */
+                event_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetEventResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
