@@ -89,7 +89,10 @@ export class ForwardingWorker {
 
   constructor(private readonly options: ForwardingWorkerOptions) {
     this.concurrency = options.concurrency ?? 32;
-    this.leaseMs = options.leaseMs ?? 120_000;
+    // Twice the 15 s a request may take: a batch cut short by a crash comes back within 30 s.
+    // A bisection outliving it may be resent by another worker (at least once; Meta
+    // deduplicates by event_id).
+    this.leaseMs = options.leaseMs ?? 30_000;
     this.pollMs = options.pollMs ?? 1_000;
     this.random = options.random ?? Math.random;
   }
