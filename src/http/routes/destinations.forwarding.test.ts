@@ -24,7 +24,7 @@ for (const kind of await testStores()) {
     let other: TestAccount;
     let meta: MetaServer;
     let sender: PlatformSender;
-    let worker: ForwardingWorker | undefined;
+    const workers: ForwardingWorker[] = [];
 
     before(async () => {
       meta = await startMetaServer();
@@ -36,14 +36,14 @@ for (const kind of await testStores()) {
       sender = createPlatformSender({ timeoutMs: 2_000 });
     });
     after(async () => {
-      await worker?.stop();
+      for (const w of workers) await w.stop();
       await sender.close();
       await h.close();
       await meta.close();
     });
 
     const startWorker = () => {
-      worker = new ForwardingWorker({
+      const worker = new ForwardingWorker({
         store: h.store.forwarding,
         source: h.store.forwardable,
         clock: systemClock,
@@ -53,6 +53,7 @@ for (const kind of await testStores()) {
         baseUrls: { meta: meta.url, ga4: meta.origin, tiktok: meta.origin },
         pollMs: 50,
       });
+      workers.push(worker);
       worker.start();
     };
 
