@@ -92,9 +92,12 @@ export class PostgresForwardingStore implements ForwardingStore {
     owner: string;
   }): Promise<ClaimedBatch[]> {
     const { rows } = await this.pool.query<destinations.DestinationRow>(
-      `SELECT * FROM destinations WHERE enabled AND state <> 'suspended'
-          AND NOT (id = ANY($1::text[])) ORDER BY random()`,
-      [options.busy],
+      `SELECT * FROM destinations d WHERE enabled AND state <> 'suspended'
+          AND NOT (id = ANY($1::text[]))
+          AND EXISTS (SELECT 1 FROM forward_jobs j WHERE j.destination_id = d.id
+            AND j.status = 'pending' AND j.next_attempt_at <= $2)
+        ORDER BY random()`,
+      [options.busy, options.now],
     );
     const leaseUntil = new Date(options.now.getTime() + options.leaseMs);
     const batches: ClaimedBatch[] = [];

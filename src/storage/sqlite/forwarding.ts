@@ -146,7 +146,7 @@ export class SqliteForwardingStore implements ForwardingStore {
     return commitWithoutFlush(this.db, () =>
       this.db
         .transaction(() => {
-          const active = this.activeDestinations(JSON.stringify(options.busy));
+          const active = this.activeDestinations(JSON.stringify(options.busy), now);
           const due = this.statement(
             `SELECT pixel_id, event_id, attempts, created_at FROM forward_jobs
               WHERE destination_id = ? AND status = 'pending' AND next_attempt_at <= ?
@@ -194,12 +194,15 @@ export class SqliteForwardingStore implements ForwardingStore {
     );
   }
 
-  private activeDestinations(busy: string): Destination[] {
+  private activeDestinations(busy: string, now: number): Destination[] {
     // Random order, so no destination is always served last.
     const rows = this.statement(
-      `SELECT * FROM destinations WHERE enabled = 1 AND state <> 'suspended'
-          AND id NOT IN (SELECT value FROM json_each(?)) ORDER BY random()`,
-    ).all(busy) as destinations.DestinationRow[];
+      `SELECT * FROM destinations d WHERE enabled = 1 AND state <> 'suspended'
+          AND id NOT IN (SELECT value FROM json_each(?))
+          AND EXISTS (SELECT 1 FROM forward_jobs j WHERE j.destination_id = d.id
+            AND j.status = 'pending' AND j.next_attempt_at <= ?)
+        ORDER BY random()`,
+    ).all(busy, now) as destinations.DestinationRow[];
     return rows.map((r) => destinations.toDestination(this.runner.sql.codec, r));
   }
 
