@@ -29,6 +29,12 @@ describe('loadConfig', () => {
       redisUrl: undefined,
       logLevel: 'info',
       webhookRetrySchedule: [5, 300, 1800, 7200, 18000, 36000, 36000],
+      forwardRetrySchedule: [5, 300, 1800, 7200, 18000, 36000, 36000],
+      platformUrls: {
+        meta: 'https://graph.facebook.com/v24.0',
+        ga4: 'https://www.google-analytics.com',
+        tiktok: 'https://business-api.tiktok.com/open_api/v1.3',
+      },
       webhookAllowPrivate: false,
       webhookAllowHttp: false,
       worker: true,

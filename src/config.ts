@@ -119,6 +119,17 @@ function trustedProxies(raw: string): TrustedProxies {
   return entries;
 }
 
+function baseUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error('not a URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http(s)');
+  return raw.replace(/\/+$/, '');
+}
+
 function retrySchedule(raw: string): number[] {
   const steps = raw.split(',').map((part) => (part.trim() === '' ? Number.NaN : Number(part)));
   if (steps.some((s) => !Number.isFinite(s) || s < 0 || s > 7 * 86_400)) {
@@ -193,6 +204,40 @@ export const ConfigSchema = Type.Object({
     },
     retrySchedule,
   ),
+  TRACKWAY_FORWARD_RETRY_SCHEDULE: setting(
+    {
+      default: '5,300,1800,7200,18000,36000,36000',
+      description:
+        "seconds between forwarding attempts after the first (while the event is inside the platform's window)",
+      accepts: 'comma-separated seconds (0 to 604800)',
+    },
+    retrySchedule,
+  ),
+  TRACKWAY_META_API_URL: setting(
+    {
+      default: 'https://graph.facebook.com/v24.0',
+      description:
+        "Meta Conversions API base URL (the operator's: not subject to the webhook SSRF rules)",
+      accepts: 'an http(s) URL',
+    },
+    baseUrl,
+  ),
+  TRACKWAY_GA4_API_URL: setting(
+    {
+      default: 'https://www.google-analytics.com',
+      description: 'GA4 Measurement Protocol base URL',
+      accepts: 'an http(s) URL',
+    },
+    baseUrl,
+  ),
+  TRACKWAY_TIKTOK_API_URL: setting(
+    {
+      default: 'https://business-api.tiktok.com/open_api/v1.3',
+      description: 'TikTok Events API base URL',
+      accepts: 'an http(s) URL',
+    },
+    baseUrl,
+  ),
   TRACKWAY_WEBHOOK_ALLOW_PRIVATE: setting(
     {
       default: 'false',
@@ -212,7 +257,7 @@ export const ConfigSchema = Type.Object({
   TRACKWAY_WORKER: setting(
     {
       default: 'true',
-      description: 'run the webhook delivery worker inside the API process',
+      description: 'run the webhook delivery and forwarding workers inside the API process',
       accepts: 'true or false',
     },
     flag,
@@ -247,6 +292,8 @@ export interface Config {
   redisUrl: string | undefined;
   logLevel: LogLevel;
   webhookRetrySchedule: number[];
+  forwardRetrySchedule: number[];
+  platformUrls: { meta: string; ga4: string; tiktok: string };
   webhookAllowPrivate: boolean;
   webhookAllowHttp: boolean;
   worker: boolean;
@@ -263,6 +310,12 @@ function fromSettings(s: Settings): Config {
     redisUrl: s.REDIS_URL,
     logLevel: s.LOG_LEVEL,
     webhookRetrySchedule: s.TRACKWAY_WEBHOOK_RETRY_SCHEDULE,
+    forwardRetrySchedule: s.TRACKWAY_FORWARD_RETRY_SCHEDULE,
+    platformUrls: {
+      meta: s.TRACKWAY_META_API_URL,
+      ga4: s.TRACKWAY_GA4_API_URL,
+      tiktok: s.TRACKWAY_TIKTOK_API_URL,
+    },
     webhookAllowPrivate: s.TRACKWAY_WEBHOOK_ALLOW_PRIVATE,
     webhookAllowHttp: s.TRACKWAY_WEBHOOK_ALLOW_HTTP,
     worker: s.TRACKWAY_WORKER,

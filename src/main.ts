@@ -5,6 +5,8 @@
 import { lookup } from 'node:dns/promises';
 import type { Logger } from 'pino';
 import { type Config, ConfigError, loadConfig } from './config.ts';
+import { ForwardingWorker } from './delivery/forwarding-worker.ts';
+import { createPlatformGateway, createPlatformSender } from './delivery/platform-sender.ts';
 import { createSender } from './delivery/sender.ts';
 import { DeliveryWorker } from './delivery/worker.ts';
 import { createAccount } from './domain/accounts/accounts.ts';
@@ -110,11 +112,29 @@ export function startWorker(
   worker.start();
   // Woken at once by every commit of this process that wrote webhook messages.
   commits?.onOutboxWritten(worker.wake);
+  // Forwarding to ad platforms: the same model, its own loop, so a slow platform never holds
+  // a webhook delivery back (nor the other way round).
+  const platformSender = createPlatformSender();
+  const forwarder = new ForwardingWorker({
+    store: store.forwarding,
+    source: store.matchKeys,
+    clock: systemClock,
+    sender: platformSender,
+    logger,
+    schedule: config.forwardRetrySchedule,
+    baseUrls: config.platformUrls,
+    ...(metrics && { metrics }),
+  });
+  forwarder.start();
+  commits?.onForwardingQueued(forwarder.wake);
   return {
-    wake: worker.wake,
+    wake: () => {
+      worker.wake();
+      forwarder.wake();
+    },
     async stop() {
-      await worker.stop();
-      await sender.close();
+      await Promise.all([worker.stop(), forwarder.stop()]);
+      await Promise.all([sender.close(), platformSender.close()]);
     },
   };
 }
@@ -260,7 +280,11 @@ export async function startServer(
     opened.push(stopSweep);
     const rateLimiter = await createRateLimiter(config, logger, metrics);
     if (rateLimiter) opened.push(() => rateLimiter.close());
+    // Destination test sends go where the worker sends (TRACKWAY_META_API_URL …).
+    const platforms = createPlatformGateway(config.platformUrls);
+    opened.push(() => platforms.close());
     const app = await buildApp({
+      platforms,
       metrics,
       store,
       clock: systemClock,

@@ -29,6 +29,19 @@ describe('deploy/grafana-dashboard.json', () => {
     h = await startHarness(sqlite!);
     // One request first, so the HTTP histogram has a series.
     await h.request(null, { method: 'GET', url: '/healthz' });
+    // A destination with a waiting event, so the per-destination forwarding gauges have one.
+    const owner = await h.account('pro');
+    const pixel = await h.pixel(owner);
+    await h.request(owner, {
+      method: 'POST',
+      url: `/v1/pixels/${pixel}/destinations`,
+      payload: { type: 'meta', config: { pixel_id: '1', access_token: 'EAAB-dashboard' } },
+    });
+    await h.track(owner, {
+      pixel_id: pixel,
+      event_name: 'Lead',
+      user_data: { email: 'a@example.com' },
+    });
     const text = (await h.request(null, { method: 'GET', url: '/metrics' })).body;
     served = new Set(
       text

@@ -11,6 +11,7 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from '../src/config.ts';
+import { createPlatformGateway } from '../src/delivery/platform-sender.ts';
 import { createAccount } from '../src/domain/accounts/accounts.ts';
 import type { PlanName } from '../src/domain/accounts/plans.ts';
 import { CommitSignal } from '../src/domain/commits.ts';
@@ -205,6 +206,8 @@ export interface HarnessOptions {
   liveTailHeartbeatMs?: number;
   /** The process's metrics, to share with a worker the test runs (a fresh set otherwise). */
   metrics?: Metrics;
+  /** Where destination test sends go (a local platform server), by platform. */
+  platformUrls?: { meta: string; ga4: string; tiktok: string };
   /** The app's logger, for a test that reads what is logged (defaults to the capture). */
   logger?: Logger;
 }
@@ -220,6 +223,7 @@ export async function startHarness(
   const adapter = await kind.open();
   const store = announceCommits(adapter, commits);
   const clock = new TestClock();
+  const platforms = options.platformUrls ? createPlatformGateway(options.platformUrls) : undefined;
   const app = await buildApp({
     store,
     clock,
@@ -232,6 +236,7 @@ export async function startHarness(
     logger: options.logger ?? testLogger(),
     rateLimiter: options.rateLimiter === undefined ? new MemoryRateLimiter() : options.rateLimiter,
     ...(options.metrics && { metrics: options.metrics }),
+    ...(platforms && { platforms }),
     ...(options.liveTailHeartbeatMs !== undefined && {
       liveTailHeartbeatMs: options.liveTailHeartbeatMs,
     }),
@@ -267,6 +272,7 @@ export async function startHarness(
     request,
     async close() {
       await app.close();
+      await platforms?.close();
       await store.close();
     },
   };

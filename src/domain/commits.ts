@@ -8,6 +8,15 @@ import type { CommitNotifier, StoredCounts } from './ports.ts';
 export class CommitSignal implements CommitNotifier {
   private readonly outbox: Array<() => void> = [];
   private readonly events: Array<(counts: StoredCounts) => void> = [];
+  private readonly forwarding: Array<() => void> = [];
+
+  onForwardingQueued(listener: () => void): void {
+    this.forwarding.push(listener);
+  }
+
+  forwardingQueued(): void {
+    for (const listener of this.forwarding) listener();
+  }
 
   onOutboxWritten(listener: () => void): void {
     this.outbox.push(listener);

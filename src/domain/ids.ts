@@ -38,7 +38,7 @@ export function encodeBase62Number(value: number, width: number): string {
   return out.padStart(width, '0');
 }
 
-export type IdPrefix = 'acct' | 'px' | 'wh' | 'key' | 'att';
+export type IdPrefix = 'acct' | 'px' | 'wh' | 'key' | 'att' | 'dst';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomBase62(16)}`;

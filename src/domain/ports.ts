@@ -4,7 +4,9 @@
  * the same behaviour. Every query is scoped by the caller's account id.
  */
 
-import type { ForwardableEvent } from './forwarding/model.ts';
+import type { Destination, ForwardableEvent, PlatformRequest } from './forwarding/model.ts';
+import type { PlatformAnswer } from './forwarding/platform-response.ts';
+import type { Platform } from './forwarding/platforms.ts';
 import type {
   Account,
   ApiKeyRecord,
@@ -133,6 +135,8 @@ export interface EventStore {
    * are in order; an event the database refuses is `rejected` alone, its neighbours are stored.
    */
   insertEvents(events: NewEvent[]): Promise<PromiseSettledResult<InsertOutcome>[]>;
+  /** One stored event of the pixel, by its event id. */
+  getEvent(accountId: string, pixelId: string, eventId: string): Promise<TrackedEvent | null>;
   /** Newest first: `timestamp` desc, then arrival desc. `total` counts every match. */
   listEvents(query: EventQuery): Promise<{ events: TrackedEvent[]; total: number }>;
 }
@@ -231,9 +235,16 @@ export interface CommitNotifier {
   outboxWritten(): void;
   /** Events were committed (`insertEvent`, `insertEvents`). */
   eventsStored(counts: StoredCounts): void;
+  /**
+   * Forwarding jobs may have been committed or put back in the queue (events stored, a
+   * destination resumed, a replay): the forwarding worker looks for due work.
+   */
+  forwardingQueued(): void;
 }
 
 export interface Store {
+  destinations: DestinationStore;
+  forwarding: ForwardingStore;
   accounts: AccountStore;
   pixels: PixelStore;
   events: EventStore;
@@ -421,4 +432,143 @@ export interface RateLimiter {
    */
   consume(key: string, quotas: readonly RateQuota[], now: Date): Promise<RateDecision>;
   close(): Promise<void>;
+}
+
+// ---- Forwarding to ad platforms (contract §12) ----
+
+export interface DestinationStore {
+  /** Creates it unless the pixel already has `limit` destinations (checked atomically). */
+  createDestination(destination: Destination, limit: number): Promise<'created' | 'limit_exceeded'>;
+  /** Oldest first. */
+  listDestinations(accountId: string, pixelId: string): Promise<Destination[]>;
+  getDestination(accountId: string, pixelId: string, id: string): Promise<Destination | null>;
+  /** Applies `change` atomically (`null`: no change); `null` when there is no such destination. */
+  updateDestination(
+    accountId: string,
+    pixelId: string,
+    id: string,
+    change: (current: Destination) => Destination | null,
+  ): Promise<{ before: Destination; after: Destination } | null>;
+  /** Removes it and its jobs; `false` when there is none. */
+  deleteDestination(accountId: string, pixelId: string, id: string): Promise<boolean>;
+}
+
+/**
+ * Loads what the forwarding worker sends: the stored events (with their match keys, while
+ * kept) of one pixel. The events table alone for now; the match-keys work (contract §11) gives
+ * it the raw keys kept apart.
+ */
+export type ForwardStatus = 'pending' | 'forwarded' | 'failed' | 'skipped';
+
+/** One (event, destination) job a worker claimed. */
+export interface ClaimedJob {
+  pixelId: string;
+  eventId: string;
+  /** Requests that carried it so far. */
+  attempts: number;
+  createdAt: Date;
+}
+
+export interface ClaimedBatch {
+  destination: Destination;
+  jobs: ClaimedJob[];
+}
+
+/** One request that carried the event: a row of the attempt ledger. */
+export interface ForwardAttempt {
+  attemptedAt: Date;
+  statusCode: number | null;
+  durationMs: number;
+  /** The first 1 KB of the answer (or the network error). */
+  platformResponse: string;
+}
+
+/** How one claimed job ended this round. */
+export interface JobOutcome {
+  pixelId: string;
+  eventId: string;
+  status: ForwardStatus;
+  reason: string | null;
+  lastError: string | null;
+  forwardedAt: Date | null;
+  /** For `pending`: when to try again. */
+  nextAttemptAt: Date | null;
+  attempts: ForwardAttempt[];
+}
+
+export interface ForwardingEntry {
+  destinationId: string;
+  platform: string;
+  status: ForwardStatus;
+  attempts: number;
+  reason: string | null;
+  lastError: string | null;
+  forwardedAt: Date | null;
+  /** Only when asked for (the single-event read). */
+  attemptLog?: ForwardAttempt[];
+}
+
+/** Queue depth and oldest pending job of one destination (for the metrics). */
+export interface DestinationBacklog {
+  destinationId: string;
+  platform: string;
+  pending: number;
+  oldestCreatedAt: Date | null;
+}
+
+export interface ForwardingStore {
+  /**
+   * Leases up to `take` due jobs of each active destination (enabled, not suspended) not in
+   * `busy`, oldest due first; a lease is exclusive across workers until it ends.
+   */
+  claim(options: {
+    now: Date;
+    take: (destination: Destination) => number;
+    busy: readonly string[];
+    leaseMs: number;
+    owner: string;
+  }): Promise<ClaimedBatch[]>;
+  /**
+   * Records the outcomes, the ledger rows, the destination's new state and the webhook
+   * messages they cause, in one transaction; outcomes of jobs whose lease `owner` lost are
+   * dropped (another worker holds them now).
+   */
+  settle(options: {
+    destination: Destination;
+    owner: string;
+    outcomes: JobOutcome[];
+    state: { state: Destination['state']; lastError: string | null } | null;
+    emit: WebhookEvent[];
+  }): Promise<void>;
+  /** The earliest time a job of an active destination is due. */
+  nextDueAt(): Promise<Date | null>;
+  /** Each event's entries (`withLog`: with the attempt ledger), by event id. */
+  eventForwarding(
+    accountId: string,
+    pixelId: string,
+    eventIds: string[],
+    withLog: boolean,
+  ): Promise<Map<string, ForwardingEntry[]>>;
+  /**
+   * Puts the destination's jobs of events with `timestamp` in [from, to] and one of `statuses`
+   * back in the queue (due `now`), creating jobs for stored events that have none; how many.
+   */
+  replay(options: {
+    accountId: string;
+    pixelId: string;
+    destinationId: string;
+    from: Date;
+    to: Date;
+    statuses: ForwardStatus[];
+    now: Date;
+  }): Promise<number>;
+  backlog(): Promise<DestinationBacklog[]>;
+}
+
+/** Sends one request to a platform at its configured base URL (delivery/platform-sender.ts). */
+export interface PlatformGateway {
+  send(
+    platform: Platform,
+    request: PlatformRequest,
+  ): Promise<{ answer: PlatformAnswer; durationMs: number }>;
 }

@@ -27,7 +27,15 @@ import { createMetrics } from './metrics.ts';
 import { finishOpenApiDocument, OPENAPI_BASE } from './openapi-document.ts';
 import { limitAccount, limitAuthFailure } from './rate-limit.ts';
 import { compileSchemaValidator, NoBodySchema, NoQuerySchema } from './route-kit.ts';
+import { registerCreateDestination } from './routes/destinations.create.ts';
+import { registerDeleteDestination } from './routes/destinations.delete.ts';
+import { registerGetDestination } from './routes/destinations.get.ts';
+import { registerListDestinations } from './routes/destinations.list.ts';
+import { registerReplayDestination } from './routes/destinations.replay.ts';
+import { registerTestDestination } from './routes/destinations.test-send.ts';
+import { registerUpdateDestination } from './routes/destinations.update.ts';
 import { registerExportEvents } from './routes/events.export.ts';
+import { registerGetEvent } from './routes/events.get.ts';
 import { registerListEvents } from './routes/events.list.ts';
 import { registerStreamEvents } from './routes/events.stream.ts';
 import { registerHealthRoutes } from './routes/health.ts';
@@ -197,6 +205,10 @@ export async function buildApp(given: AppDeps): Promise<App> {
   metrics.watchBacklog(
     'webhook',
     () => given.store.webhooks.backlog(),
+    () => given.clock.now(),
+  );
+  metrics.watchForwarding(
+    () => given.store.forwarding.backlog(),
     () => given.clock.now(),
   );
   given.commits?.onEventsStored(({ stored, deduplicated }) => {
@@ -406,6 +418,14 @@ export async function buildApp(given: AppDeps): Promise<App> {
     registerStreamEvents(v1, deps, streams);
     registerErasure(v1, deps);
     registerExportEvents(v1, deps);
+    registerCreateDestination(v1, deps);
+    registerListDestinations(v1, deps);
+    registerGetDestination(v1, deps);
+    registerUpdateDestination(v1, deps);
+    registerDeleteDestination(v1, deps);
+    registerReplayDestination(v1, deps);
+    registerTestDestination(v1, deps);
+    registerGetEvent(v1, deps);
   });
 
   await registerDashboard(app, deps, keys, streams);

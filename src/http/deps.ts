@@ -8,7 +8,7 @@ import type { Config } from '../config.ts';
 import type { CommitSignal } from '../domain/commits.ts';
 import type { Context } from '../domain/context.ts';
 import type { Account, KeyScope } from '../domain/model.ts';
-import type { Clock, RateLimiter, Store } from '../domain/ports.ts';
+import type { Clock, PlatformGateway, RateLimiter, Store } from '../domain/ports.ts';
 import type { Metrics } from './metrics.ts';
 
 export interface AppDeps {
@@ -27,6 +27,11 @@ export interface AppDeps {
   metrics?: Metrics;
   /** Set by buildApp: the track path's cached pixel check (`Context.pixelForTracking`). */
   pixelForTracking?: Context['pixelForTracking'];
+  /**
+   * Where destination test sends go (TRACKWAY_META_API_URL …); the platforms' own URLs when
+   * left out.
+   */
+  platforms?: PlatformGateway;
   /** Between live-tail heartbeats; 15 s when left out (tests shorten it). */
   liveTailHeartbeatMs?: number;
 }

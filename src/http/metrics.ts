@@ -8,7 +8,8 @@
  * 429 cannot be told apart from a scrape that lost it).
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { OutboxBacklog } from '../domain/ports.ts';
+import { PLATFORMS } from '../domain/forwarding/platforms.ts';
+import type { DestinationBacklog, OutboxBacklog } from '../domain/ports.ts';
 
 /** The queues whose backlog is measured: webhook deliveries now, forwarding batches later. */
 export type OutboxKind = 'webhook' | 'forwarding';
@@ -26,6 +27,12 @@ export interface Metrics {
   rateLimited: Counter<'scope'>;
   /** 1 while Redis fails and rate limits fall back to this instance's memory. */
   rateLimitFallback: Gauge;
+  /** Forwarded, failed and skipped (event, destination) outcomes, by platform. */
+  forwardOutcomes: Counter<'platform' | 'outcome'>;
+  /** One request to a platform, from sending to its answer. */
+  forwardRequestDuration: Histogram<'platform'>;
+  /** Reads each destination's queue at every scrape (a failed read leaves them out). */
+  watchForwarding(read: () => Promise<DestinationBacklog[]>, now: () => Date): void;
   /** Reads `kind`'s backlog from the store at every scrape (a failed read leaves it out). */
   watchBacklog(kind: OutboxKind, read: () => Promise<OutboxBacklog>, now: () => Date): void;
 }
@@ -104,6 +111,70 @@ export function createMetrics(
     registers: [registry],
   });
   deliveryLatency.zero({ kind: 'webhook' });
+  deliveryLatency.zero({ kind: 'forwarding' });
+  const forwardOutcomes = new Counter({
+    name: 'trackway_forwarded_events_total',
+    help: 'Outcomes of (event, destination) forwarding jobs: forwarded, failed or skipped, by platform.',
+    labelNames: ['platform', 'outcome'],
+    registers: [registry],
+  });
+  const forwardRequestDuration = new Histogram({
+    name: 'trackway_forward_request_duration_seconds',
+    help: 'One request to an ad platform, from sending to its answer (or the error).',
+    labelNames: ['platform'],
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15],
+    registers: [registry],
+  });
+  for (const platform of PLATFORMS) {
+    for (const outcome of ['forwarded', 'failed', 'skipped']) {
+      forwardOutcomes.inc({ platform, outcome }, 0);
+    }
+    forwardRequestDuration.zero({ platform });
+  }
+  let forwarding: { read: () => Promise<DestinationBacklog[]>; now: () => Date } | null = null;
+  let forwardingScrape: Promise<DestinationBacklog[]> | null = null;
+  const readForwarding = () => {
+    forwardingScrape ??= (async () => {
+      try {
+        return forwarding ? await forwarding.read() : [];
+      } catch (error) {
+        options.logger?.warn({ err: error }, 'forwarding backlog unreadable at scrape');
+        return [];
+      } finally {
+        setImmediate(() => {
+          forwardingScrape = null;
+        });
+      }
+    })();
+    return forwardingScrape;
+  };
+  new Gauge({
+    name: 'trackway_forwarding_queue_depth',
+    help: 'Forwarding jobs pending, by destination (read from the store at scrape).',
+    labelNames: ['destination_id', 'platform'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const b of await readForwarding()) {
+        this.set({ destination_id: b.destinationId, platform: b.platform }, b.pending);
+      }
+    },
+  });
+  new Gauge({
+    name: 'trackway_forwarding_oldest_pending_age_seconds',
+    help: 'Age of the oldest pending forwarding job, by destination.',
+    labelNames: ['destination_id', 'platform'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const now = forwarding?.now().getTime() ?? Date.now();
+      for (const b of await readForwarding()) {
+        const age =
+          b.oldestCreatedAt === null ? 0 : Math.max(0, (now - b.oldestCreatedAt.getTime()) / 1000);
+        this.set({ destination_id: b.destinationId, platform: b.platform }, age);
+      }
+    },
+  });
   const webhookEndpointsDisabled = new Counter({
     name: 'trackway_webhook_endpoints_disabled_total',
     help: 'Webhook endpoints switched off by delivery: answered 410 Gone, or failing for 5 days.',
@@ -171,6 +242,11 @@ export function createMetrics(
     webhookEndpointsDisabled,
     rateLimited,
     rateLimitFallback,
+    forwardOutcomes,
+    forwardRequestDuration,
+    watchForwarding(read, now) {
+      forwarding = { read, now };
+    },
     watchBacklog(kind, read, now) {
       backlogs.set(kind, { read, now });
     },

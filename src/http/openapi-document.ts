@@ -199,6 +199,10 @@ const TAGS = [
   { name: 'Events', description: 'Send events and read them back.' },
   { name: 'Pixels', description: 'The pixels events belong to.' },
   { name: 'Webhooks', description: 'Endpoints that receive signed notifications.' },
+  {
+    name: 'Destinations',
+    description: "Ad platforms a pixel's events are forwarded to (Meta Conversions API).",
+  },
   { name: 'Health', description: 'Liveness and readiness, without an API key.' },
 ];
 

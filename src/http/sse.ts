@@ -53,11 +53,12 @@ export async function streamEvents(options: {
     ctx,
     pixelId,
     afterSeq,
-    send: (events) => {
+    send: (events, forwarding) => {
       write(
         events
           .map(
-            (e) => `id: ${e.seq}\nevent: event\ndata: ${JSON.stringify(eventRecord(e.event))}\n\n`,
+            (e) =>
+              `id: ${e.seq}\nevent: event\ndata: ${JSON.stringify(eventRecord(e.event, forwarding.get(e.event.eventId)))}\n\n`,
           )
           .join(''),
       );

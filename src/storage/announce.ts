@@ -39,6 +39,9 @@ export function announceCommits(store: Store, notifier: CommitNotifier): Store {
     });
     notifier.eventsStored({ stored, deduplicated });
     outboxIf(messages);
+    // The store does not say whether a new event got forwarding jobs (most pixels have no
+    // destination); the forwarding worker's look costs one indexed min() per destination.
+    if (stored > 0) notifier.forwardingQueued();
   };
   return {
     accounts: {
@@ -91,6 +94,7 @@ export function announceCommits(store: Store, notifier: CommitNotifier): Store {
         return results;
       },
       listEvents: (query) => events.listEvents(query),
+      getEvent: (accountId, pixelId, eventId) => events.getEvent(accountId, pixelId, eventId),
     },
     webhooks: {
       createEndpoint: (endpoint, limit) => webhooks.createEndpoint(endpoint, limit),
@@ -123,6 +127,42 @@ export function announceCommits(store: Store, notifier: CommitNotifier): Store {
         webhooks.recordAttempt(delivery, owner, result, at),
       nextDueAt: () => webhooks.nextDueAt(),
       backlog: () => webhooks.backlog(),
+    },
+    destinations: {
+      createDestination: (d, limit) => store.destinations.createDestination(d, limit),
+      listDestinations: (a, p) => store.destinations.listDestinations(a, p),
+      getDestination: (a, p, id) => store.destinations.getDestination(a, p, id),
+      async updateDestination(accountId, pixelId, id, change) {
+        const result = await store.destinations.updateDestination(accountId, pixelId, id, change);
+        // Resumed (switched on, or out of suspension): what it has waiting is claimable again.
+        if (
+          result !== null &&
+          ((!result.before.enabled && result.after.enabled) ||
+            (result.before.state === 'suspended' && result.after.state !== 'suspended'))
+        ) {
+          notifier.forwardingQueued();
+        }
+        return result;
+      },
+      deleteDestination: (a, p, id) => store.destinations.deleteDestination(a, p, id),
+    },
+    forwarding: {
+      claim: (options) => store.forwarding.claim(options),
+      async settle(options) {
+        await store.forwarding.settle(options);
+        // `event.forwarded` messages committed with the outcomes.
+        if (options.emit.length > 0) notifier.outboxWritten();
+        // Retries due soon, or a destination back to work.
+        notifier.forwardingQueued();
+      },
+      nextDueAt: () => store.forwarding.nextDueAt(),
+      eventForwarding: (a, p, ids, withLog) => store.forwarding.eventForwarding(a, p, ids, withLog),
+      async replay(options) {
+        const n = await store.forwarding.replay(options);
+        if (n > 0) notifier.forwardingQueued();
+        return n;
+      },
+      backlog: () => store.forwarding.backlog(),
     },
     // Keys, stats, the live-tail feed and sessions write no webhook messages and store no events.
     keys: store.keys,

@@ -66,6 +66,8 @@ const PORTS = new Set<PropertyKey>([
   'webhooks',
   'lifecycle',
   'matchKeys',
+  'destinations',
+  'forwarding',
 ]);
 
 /** Every method of `port` with its rejections passed through toDomainError. */

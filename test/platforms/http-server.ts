@@ -32,6 +32,8 @@ export interface PlatformServer {
   /** `http://127.0.0.1:<port>`. */
   origin: string;
   mode: ServerMode;
+  /** Never answer the requests this picks (one destination hanging, another served). */
+  hangIf?: (request: ReceivedRequest) => boolean;
   requests: ReceivedRequest[];
   /** Resolves once `predicate` holds (checked on every arrival). */
   waitFor(predicate: () => boolean): Promise<void>;
@@ -74,7 +76,7 @@ export async function startPlatformServer(
       };
       platform.requests.push(request);
       for (const wake of waiters) wake();
-      if (platform.mode === 'hang') {
+      if (platform.mode === 'hang' || platform.hangIf?.(request)) {
         hanging.add(res);
         return;
       }

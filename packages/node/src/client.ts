@@ -51,6 +51,14 @@ const OPERATIONS = {
   revokeKey: ['DELETE', '/v1/keys/{key_id}'],
   getPixelStats: ['GET', '/v1/pixels/{pixel_id}/stats'],
   erasePersonData: ['POST', '/v1/pixels/{pixel_id}/erasure'],
+  listDestinations: ['GET', '/v1/pixels/{pixel_id}/destinations'],
+  createDestination: ['POST', '/v1/pixels/{pixel_id}/destinations'],
+  getDestination: ['GET', '/v1/pixels/{pixel_id}/destinations/{destination_id}'],
+  updateDestination: ['PATCH', '/v1/pixels/{pixel_id}/destinations/{destination_id}'],
+  deleteDestination: ['DELETE', '/v1/pixels/{pixel_id}/destinations/{destination_id}'],
+  replayDestination: ['POST', '/v1/pixels/{pixel_id}/destinations/{destination_id}/replay'],
+  testDestination: ['POST', '/v1/pixels/{pixel_id}/destinations/{destination_id}/test'],
+  getEvent: ['GET', '/v1/pixels/{pixel_id}/events/{event_id}'],
   // Server-Sent Events, not one JSON answer: call() cannot read it; events.stream() does.
   streamEvents: ['GET', '/v1/pixels/{pixel_id}/events/stream'],
   // ndjson or csv, streamed: events.export() reads it.
@@ -80,6 +88,11 @@ const RETRY_SERVER_ERRORS: ReadonlySet<OperationId> = new Set<OperationId>([
   'listKeys',
   'revokeKey',
   'getPixelStats',
+  'listDestinations',
+  'getDestination',
+  'updateDestination',
+  'deleteDestination',
+  'getEvent',
 ]);
 
 type PathParams<O extends OperationId> = NonNullable<operations[O]['parameters']['path']>;
@@ -204,6 +217,9 @@ export class Trackway {
   };
 
   readonly events = {
+    /** One stored event with its forwarding entries and their attempt ledgers. */
+    get: (pixelId: string, eventId: string) =>
+      this.call('getEvent', { path: { pixel_id: pixelId, event_id: eventId } }),
     /** One event at once, unbatched (`POST /v1/track`); an `event_id` is made if missing. */
     track: (event: TrackEvent) =>
       this.call('trackEvent', { body: { ...event, event_id: event.event_id ?? newId() } }),
@@ -251,6 +267,38 @@ export class Trackway {
       }),
     sendTest: (webhookId: string, body?: RequestBody<'sendTestWebhook'>) =>
       this.call('sendTestWebhook', { path: { webhook_id: webhookId }, ...(body && { body }) }),
+  };
+
+  /** A pixel's destinations: where its events are forwarded (Meta's Conversions API). */
+  readonly destinations = {
+    list: (pixelId: string) => this.call('listDestinations', { path: { pixel_id: pixelId } }),
+    create: (pixelId: string, body: RequestBody<'createDestination'>) =>
+      this.call('createDestination', { path: { pixel_id: pixelId }, body }),
+    get: (pixelId: string, destinationId: string) =>
+      this.call('getDestination', {
+        path: { pixel_id: pixelId, destination_id: destinationId },
+      }),
+    update: (pixelId: string, destinationId: string, body: RequestBody<'updateDestination'>) =>
+      this.call('updateDestination', {
+        path: { pixel_id: pixelId, destination_id: destinationId },
+        body,
+      }),
+    delete: (pixelId: string, destinationId: string) =>
+      this.call('deleteDestination', {
+        path: { pixel_id: pixelId, destination_id: destinationId },
+      }),
+    /** Sends a time range of events again; answers how many were queued. */
+    replay: (pixelId: string, destinationId: string, body: RequestBody<'replayDestination'>) =>
+      this.call('replayDestination', {
+        path: { pixel_id: pixelId, destination_id: destinationId },
+        body,
+      }),
+    /** Sends one event (a stored one, or a sample) in the platform's test mode. */
+    sendTest: (pixelId: string, destinationId: string, body?: RequestBody<'testDestination'>) =>
+      this.call('testDestination', {
+        path: { pixel_id: pixelId, destination_id: destinationId },
+        ...(body && { body }),
+      }),
   };
 
   /** `GET /healthz`: the process is up. */

@@ -1,8 +1,10 @@
 import type { Context } from '../context.ts';
 import { invalidParameter, pixelNotFound } from '../errors.ts';
+import { forwardingOf, forwardingRecord } from '../forwarding/forwarding-record.ts';
 import { DEFAULT_ACTION_SOURCE } from '../forwarding/match-keys.ts';
 import { matchQualityOfRecord } from '../forwarding/match-quality.ts';
 import type { TrackedEvent } from '../model.ts';
+import type { ForwardingEntry } from '../ports.ts';
 import type { EventList, ListEventsQuery } from './schemas.ts';
 
 export const DEFAULT_LIMIT = 50;
@@ -28,7 +30,7 @@ export function bound(value: string | undefined, edge: 'start' | 'end'): Date | 
   return instant;
 }
 
-export function eventRecord(event: TrackedEvent) {
+export function eventRecord(event: TrackedEvent, forwarding: readonly ForwardingEntry[] = []) {
   return {
     event_id: event.eventId,
     event_name: event.eventName,
@@ -46,6 +48,7 @@ export function eventRecord(event: TrackedEvent) {
     action_source: event.actionSource ?? DEFAULT_ACTION_SOURCE,
     match_quality: event.matchQuality ?? matchQualityOfRecord(event.userData),
     received_at: event.receivedAt.toISOString(),
+    forwarding: forwarding.map(forwardingRecord),
   };
 }
 
@@ -82,5 +85,11 @@ export async function listEvents({
     ...(from && { from }),
     ...(to && { to }),
   });
-  return { events: events.map(eventRecord), total, ...page };
+  // One read for the page's forwarding entries, whatever its size.
+  const forwarding = await forwardingOf(ctx, pixelId, events);
+  return {
+    events: events.map((e) => eventRecord(e, forwarding.get(e.eventId))),
+    total,
+    ...page,
+  };
 }

@@ -6,7 +6,9 @@
  */
 import type { Context } from '../context.ts';
 import { pixelNotFound } from '../errors.ts';
+import { forwardingOf } from '../forwarding/forwarding-record.ts';
 import type { SequencedEvent } from '../model.ts';
+import type { ForwardingEntry } from '../ports.ts';
 
 /** Most events replayed after a reconnection; older ones are in the events list. */
 export const MAX_REPLAY = 1_000;
@@ -21,7 +23,8 @@ export async function followEvents({
   ctx: Context;
   pixelId: string;
   afterSeq: number | null;
-  send: (events: SequencedEvent[]) => void;
+  /** Each event with its forwarding entries (by event id), read with the events. */
+  send: (events: SequencedEvent[], forwarding: Map<string, ForwardingEntry[]>) => void;
   onError: (error: unknown) => void;
 }): Promise<() => void> {
   const pixel = await ctx.store.pixels.getPixel(ctx.account.id, pixelId);
@@ -36,7 +39,13 @@ export async function followEvents({
       .then(async () => {
         if (stopped) return;
         const events = (await read()).filter((e) => !replayed.has(e.seq));
-        if (!stopped && events.length > 0) send(events);
+        if (stopped || events.length === 0) return;
+        const forwarding = await forwardingOf(
+          ctx,
+          pixelId,
+          events.map((e) => e.event),
+        );
+        if (!stopped) send(events, forwarding);
       })
       .catch(onError);
   };
@@ -48,7 +57,13 @@ export async function followEvents({
       .then(async () => {
         const missed = await feed.eventsAfter(ctx.account.id, pixelId, afterSeq, MAX_REPLAY);
         for (const e of missed) replayed.add(e.seq);
-        if (!stopped && missed.length > 0) send(missed);
+        if (stopped || missed.length === 0) return;
+        const forwarding = await forwardingOf(
+          ctx,
+          pixelId,
+          missed.map((e) => e.event),
+        );
+        if (!stopped) send(missed, forwarding);
       })
       .catch(onError);
   }

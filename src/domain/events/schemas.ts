@@ -2,7 +2,9 @@
  * The request and response shapes of the event operations, declared once: they validate input
  * (validation.ts), type the verbs and generate the OpenAPI document.
  */
+
 import { type Static, Type } from '@sinclair/typebox';
+import { ForwardingEntrySchema } from '../forwarding/forwarding-record.ts';
 import {
   ACTION_SOURCES,
   ActionSourceSchema,
@@ -282,6 +284,10 @@ export const EventRecordSchema = Type.Object(
     ),
     match_quality: MatchQualitySchema,
     received_at: Type.String({ format: 'date-time' }),
+    forwarding: Type.Array(ForwardingEntrySchema, {
+      description:
+        'One entry per destination the event is forwarded to: its outcome, attempts and last error.',
+    }),
   },
   {
     examples: [
@@ -321,6 +327,17 @@ export const EventRecordSchema = Type.Object(
           ],
         },
         received_at: '2026-11-24T18:42:10.412Z',
+        forwarding: [
+          {
+            destination_id: 'dst_4f8Kq2ZxY7mN3pLw',
+            platform: 'meta',
+            status: 'forwarded',
+            attempts: 1,
+            reason: null,
+            last_error: null,
+            forwarded_at: '2026-11-24T18:42:10.903Z',
+          },
+        ],
       },
     ],
   },

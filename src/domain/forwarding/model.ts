@@ -7,6 +7,28 @@
 import type { TrackedEvent } from '../model.ts';
 import type { ActionSource, RawMatchKeys } from './match-keys.ts';
 import type { PlatformHashes, PlatformLocation } from './platform-user-data.ts';
+import type { Platform } from './platforms.ts';
+
+export const DESTINATION_STATES = ['active', 'failing', 'suspended'] as const;
+export type DestinationState = (typeof DESTINATION_STATES)[number];
+
+/** Where a pixel's events are forwarded (contract §12). */
+export interface Destination {
+  id: string;
+  accountId: string;
+  pixelId: string;
+  type: Platform;
+  name: string | null;
+  /** As validated by the type's schema (destination-config.ts), secrets in the clear. */
+  config: Record<string, unknown>;
+  /** Event names to forward; null: all. */
+  events: string[] | null;
+  enabled: boolean;
+  state: DestinationState;
+  lastError: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
 
 export interface ForwardableEvent {
   event: TrackedEvent;

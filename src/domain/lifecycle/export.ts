@@ -1,6 +1,7 @@
 import type { Context } from '../context.ts';
 import { invalidParameter, pixelNotFound } from '../errors.ts';
 import { bound, eventRecord } from '../events/list-events.ts';
+import { forwardingOf } from '../forwarding/forwarding-record.ts';
 import type { ExportCursor } from '../ports.ts';
 import type { ExportFormat, ExportQueryInput } from './schemas.ts';
 
@@ -84,7 +85,11 @@ export async function exportEvents({
         limit: EXPORT_PAGE,
       });
       if (page.events.length > 0) {
-        yield page.events.map((e) => line[format](eventRecord(e))).join('');
+        // One read per page for its forwarding entries.
+        const forwarding = await forwardingOf(ctx, pixelId, page.events);
+        yield page.events
+          .map((e) => line[format](eventRecord(e, forwarding.get(e.eventId))))
+          .join('');
       }
       after = page.next;
     } while (after !== null);

@@ -50,6 +50,8 @@ export function withPixelCache(
       sessions: store.sessions,
       lifecycle: store.lifecycle,
       matchKeys: store.matchKeys,
+      destinations: store.destinations,
+      forwarding: store.forwarding,
       migrate: () => store.migrate(),
       ping: () => store.ping(),
       close: () => store.close(),

@@ -73,6 +73,7 @@ for (const kind of await testStores()) {
         'action_source',
         'match_quality',
         'received_at',
+        'forwarding',
       ]);
     });
 

@@ -4,10 +4,12 @@ import type { EventQuery, EventStore, InsertOutcome, NewEvent } from '../../doma
 import { planTotal, totalSql } from '../event-totals.ts';
 import { GroupCommit } from '../group-commit.ts';
 import { matchColumns } from '../match-columns.ts';
+import { getEvent } from '../queries/events.ts';
 import * as rows from '../rows.ts';
 import { type EventRow, postgresCodec } from '../rows.ts';
 import { inTransaction } from './database.ts';
 import { writeOutbox } from './outbox.ts';
+import { PostgresRunner } from './runner.ts';
 
 export const toEvent = (r: EventRow) => rows.toEvent(postgresCodec, r);
 export type { EventRow };
@@ -73,7 +75,7 @@ async function insertMany(
        ON CONFLICT (pixel_id, event_id) DO NOTHING
        RETURNING seq, account_id, pixel_id, event_id, event_name, coalesce(value, 0) AS value,
          floor(extract(epoch FROM timestamp) / 3600)::bigint AS hour,
-         (match_quality ->> 'score')::float8 AS score
+         (match_quality ->> 'score')::float8 AS score, received_at
      ), raw_keys AS (
        -- Contract §11: the raw match keys apart from the record, for the new events that
        -- carried any (raw_expires_at is null for the others).
@@ -81,6 +83,19 @@ async function insertMany(
        SELECT a.seq, a.raw_expires_at, a.match_keys, a.location
          FROM inserted i JOIN arrived a ON a.seq = i.seq
         WHERE a.raw_expires_at IS NOT NULL
+     ), jobs AS (
+       -- The forwarding jobs commit with the events (contract §12), one per enabled
+       -- destination whose filter the event matches: for a pixel without destinations, one
+       -- index probe of destinations_pixel per event and nothing written.
+       INSERT INTO forward_jobs (account_id, destination_id, pixel_id, event_id, status,
+         attempts, created_at, next_attempt_at)
+       SELECT i.account_id, d.id, i.pixel_id, i.event_id, 'pending', 0, i.received_at,
+              i.received_at
+         FROM inserted i
+         JOIN destinations d ON d.account_id = i.account_id AND d.pixel_id = i.pixel_id
+        WHERE d.enabled AND (d.events IS NULL OR i.event_name = ANY (d.events))
+        ORDER BY 1, 2, 3, 4
+       ON CONFLICT DO NOTHING
      ), all_time AS (
        INSERT INTO event_totals (pixel_id, account_id, event_name, n)
        SELECT pixel_id, account_id, event_name, count(*) FROM inserted
@@ -192,11 +207,13 @@ async function announceInserted(
  */
 export class PostgresEventStore implements EventStore {
   private readonly batches: GroupCommit<NewEvent, Outcome>;
+  private readonly runner: PostgresRunner;
 
   constructor(
     private readonly pool: pg.Pool,
     channel: string,
   ) {
+    this.runner = new PostgresRunner(pool);
     this.batches = new GroupCommit(
       (batch) => inTransaction(this.pool, (db) => insertMany(db, batch, channel)),
       MAX_BATCH,
@@ -219,6 +236,10 @@ export class PostgresEventStore implements EventStore {
   /** Resolves once no batch is queued or in flight (used by close()). */
   flushed(): Promise<void> {
     return this.batches.flushed();
+  }
+
+  getEvent(accountId: string, pixelId: string, eventId: string): Promise<TrackedEvent | null> {
+    return this.runner.read(() => getEvent(this.runner.sql, accountId, pixelId, eventId));
   }
 
   async listEvents(query: EventQuery) {

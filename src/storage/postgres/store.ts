@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type {
   AccountStore,
+  DestinationStore,
   EventFeed,
   KeyStore,
   LifecycleStore,
@@ -14,6 +15,7 @@ import type {
 import { translateDriverErrors } from '../driver-errors.ts';
 import {
   accountStore,
+  destinationStore,
   eventFeed,
   keyStore,
   lifecycleStore,
@@ -31,6 +33,7 @@ import {
   StorageUnavailableError,
 } from './database.ts';
 import { PostgresEventStore } from './events.ts';
+import { PostgresForwardingStore } from './forwarding.ts';
 import { PostgresEventDeletes } from './lifecycle.ts';
 import { writeOutbox } from './outbox.ts';
 import { PostgresRunner } from './runner.ts';
@@ -49,6 +52,8 @@ export class PostgresStore implements Store {
   readonly sessions: SessionStore;
   readonly lifecycle: LifecycleStore;
   readonly matchKeys: MatchKeyStore;
+  readonly destinations: DestinationStore;
+  readonly forwarding: PostgresForwardingStore;
   private closed: Promise<void> | undefined;
 
   private constructor(
@@ -70,6 +75,8 @@ export class PostgresStore implements Store {
     this.matchKeys = matchKeyStore(runner);
     this.queue = new PostgresDeliveryQueue(pool);
     this.webhooks = webhookStore(runner, this.queue);
+    this.destinations = destinationStore(runner);
+    this.forwarding = new PostgresForwardingStore(pool);
   }
 
   /**

@@ -93,3 +93,21 @@ export function* eventsAfter(
 const sequenced =
   (db: Sql) =>
   (r: SeqRow): SequencedEvent => ({ seq: Number(r.seq), event: toEvent(db.codec, r) });
+
+/** One of the account's events of the pixel (the single-event read), or null. */
+export function* getEvent(
+  db: Sql,
+  accountId: string,
+  pixelId: string,
+  eventId: string,
+): Query<TrackedEvent | null> {
+  const row = yield* first(
+    db.q
+      .selectFrom('events')
+      .selectAll()
+      .where('pixel_id', '=', pixelId)
+      .where('event_id', '=', eventId)
+      .where('account_id', '=', accountId),
+  );
+  return row ? toEvent(db.codec, row as EventRow) : null;
+}

@@ -6,6 +6,7 @@
  */
 import type {
   AccountStore,
+  DestinationStore,
   EventFeed,
   KeyStore,
   LifecycleStore,
@@ -18,6 +19,7 @@ import * as retention from '../queries/account-retention.ts';
 import * as accounts from '../queries/accounts.ts';
 import * as keys from '../queries/api-keys.ts';
 import * as sessions from '../queries/dashboard-sessions.ts';
+import * as destinations from '../queries/destinations.ts';
 import * as events from '../queries/events.ts';
 import * as forwardable from '../queries/forwardable.ts';
 import * as pixels from '../queries/pixels.ts';
@@ -138,5 +140,21 @@ export function matchKeyStore({ sql: db, read, transaction }: Runner): MatchKeyS
     eraseExpired: (now, limit) => transaction(() => forwardable.eraseExpired(db, now, limit)),
     averageMatchQuality: (accountId, pixelId, fromHour) =>
       read(() => forwardable.averageMatchQuality(db, accountId, pixelId, fromHour)),
+  };
+}
+
+/** A pixel's forwarding destinations (contract §12). */
+export function destinationStore({ sql: db, read, transaction }: Runner): DestinationStore {
+  return {
+    createDestination: (d, limit) =>
+      transaction(() => destinations.createDestination(db, d, limit)),
+    listDestinations: (accountId, pixelId) =>
+      read(() => destinations.listDestinations(db, accountId, pixelId)),
+    getDestination: (accountId, pixelId, id) =>
+      read(() => destinations.getDestination(db, accountId, pixelId, id)),
+    updateDestination: (accountId, pixelId, id, change) =>
+      transaction(() => destinations.updateDestination(db, accountId, pixelId, id, change)),
+    deleteDestination: (accountId, pixelId, id) =>
+      transaction(() => destinations.deleteDestination(db, accountId, pixelId, id)),
   };
 }

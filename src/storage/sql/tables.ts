@@ -163,4 +163,52 @@ export interface Tables {
   dashboard_sessions: DashboardSessionsTable;
   account_retention: AccountRetentionTable;
   event_match_keys: EventMatchKeysTable;
+  destinations: DestinationsTable;
+  forward_jobs: ForwardJobsTable;
+  forward_attempts: ForwardAttemptsTable;
+}
+
+export interface DestinationsTable {
+  id: string;
+  account_id: string;
+  pixel_id: string;
+  type: string;
+  name: string | null;
+  /** JSON (SQLite text, pg jsonb). */
+  config: Stored;
+  /** A list of names (SQLite JSON text, pg text[]), null for every event. */
+  events: Stored | null;
+  enabled: Stored;
+  state: string;
+  last_error: string | null;
+  created_at: Stored;
+  updated_at: Stored;
+}
+
+export interface ForwardJobsTable {
+  account_id: string;
+  destination_id: string;
+  pixel_id: string;
+  event_id: string;
+  status: string;
+  attempts: number;
+  reason: string | null;
+  last_error: string | null;
+  forwarded_at: Stored | null;
+  created_at: Stored;
+  next_attempt_at: Stored | null;
+  lease_until: Stored | null;
+  lease_owner: string | null;
+}
+
+export interface ForwardAttemptsTable {
+  id: Generated<number>;
+  account_id: string;
+  destination_id: string;
+  pixel_id: string;
+  event_id: string;
+  attempted_at: Stored;
+  status_code: number | null;
+  duration_ms: number | null;
+  platform_response: string | null;
 }

@@ -1,6 +1,7 @@
 import type { TrackedEvent, WebhookEvent } from '../../domain/model.ts';
 import type {
   AccountStore,
+  DestinationStore,
   EventFeed,
   EventQuery,
   EventStore,
@@ -19,10 +20,12 @@ import { translateDriverErrors } from '../driver-errors.ts';
 import { dayOf, hourOf, planTotal, totalSql } from '../event-totals.ts';
 import { GroupCommit } from '../group-commit.ts';
 import { matchColumns } from '../match-columns.ts';
+import { getEvent } from '../queries/events.ts';
 import * as rows from '../rows.ts';
 import { type EventRow, sqliteCodec } from '../rows.ts';
 import {
   accountStore,
+  destinationStore,
   eventFeed,
   keyStore,
   lifecycleStore,
@@ -33,6 +36,7 @@ import {
 } from '../sql/ports.ts';
 import { SqliteEventBus, SqliteStatsStore } from './dashboard.ts';
 import { migrateSqlite, openSqlite, type SqliteDatabase } from './database.ts';
+import { forwardJobWriter, SqliteForwardingStore } from './forwarding.ts';
 import { SqliteEventDeletes } from './lifecycle.ts';
 import { SqliteRunner } from './runner.ts';
 import { type DurableCommit, durableCommit, type Flush, WalSync } from './wal-sync.ts';
@@ -79,13 +83,16 @@ class SqliteEventStore implements EventStore {
   private readonly countDay;
   private readonly countHour;
   private readonly batches: GroupCommit<NewEvent, InsertOutcome>;
+  private readonly runner: SqliteRunner;
 
   constructor(
     private readonly db: SqliteDatabase,
     private readonly outbox: (events: WebhookEvent[], targets?: Map<string, string[]>) => void,
     durable: DurableCommit,
     onCommitted: OnEventsCommitted,
+    private readonly forwardJobs: ReturnType<typeof forwardJobWriter>,
   ) {
+    this.runner = new SqliteRunner(db);
     // ON CONFLICT DO NOTHING makes dedup exact under any concurrency: the unique index decides.
     this.insert = db.prepare(
       `INSERT INTO events (account_id, pixel_id, event_id, event_name, value, currency, timestamp,
@@ -122,9 +129,10 @@ class SqliteEventStore implements EventStore {
     const insertAll = db.transaction((items: NewEvent[]) => {
       const counts = new Map<string, BucketCount>();
       const targets = new Map<string, string[]>();
+      const destinations = new Map();
       const inserted: { pixelId: string; seq: number }[] = [];
       const outcomes = items.map(({ event, emit }) =>
-        this.insertOne(event, emit, counts, targets, inserted),
+        this.insertOne(event, emit, counts, targets, inserted, destinations),
       );
       // Same transaction as the rows, so the counts can never disagree with the table; added
       // once per (pixel, name, hour) of the batch rather than once per event.
@@ -151,6 +159,7 @@ class SqliteEventStore implements EventStore {
     counts: Map<string, BucketCount>,
     targets: Map<string, string[]>,
     inserted: { pixelId: string; seq: number }[],
+    destinations: Parameters<ReturnType<typeof forwardJobWriter>>[1],
   ): InsertOutcome {
     const match = matchColumns(event);
     // Positional parameters: binding by name from a spread object cost ~2 µs more per event.
@@ -204,6 +213,8 @@ class SqliteEventStore implements EventStore {
     }
     inserted.push({ pixelId: event.pixelId, seq: Number(lastInsertRowid) });
     this.outbox(emit, targets);
+    // The forwarding jobs commit with the event (contract §12: nothing is lost).
+    this.forwardJobs(event, destinations);
     return 'inserted';
   }
 
@@ -218,6 +229,10 @@ class SqliteEventStore implements EventStore {
   /** Resolves once no batch is queued or in flight (used by close()). */
   flushed(): Promise<void> {
     return this.batches.flushed();
+  }
+
+  getEvent(accountId: string, pixelId: string, eventId: string): Promise<TrackedEvent | null> {
+    return this.runner.read(() => getEvent(this.runner.sql, accountId, pixelId, eventId));
   }
 
   async listEvents(query: EventQuery) {
@@ -273,6 +288,8 @@ export class SqliteStore implements Store {
   readonly sessions: SessionStore;
   readonly lifecycle: LifecycleStore;
   readonly matchKeys: MatchKeyStore;
+  readonly destinations: DestinationStore;
+  readonly forwarding: SqliteForwardingStore;
 
   private constructor(
     readonly db: SqliteDatabase,
@@ -288,7 +305,9 @@ export class SqliteStore implements Store {
     this.pixels = pixelStore(runner);
     this.bus = new SqliteEventBus();
     this.feed = eventFeed(runner, this.bus);
-    this.events = new SqliteEventStore(db, write, durable, this.bus.announce);
+    this.events = new SqliteEventStore(db, write, durable, this.bus.announce, forwardJobWriter(db));
+    this.destinations = destinationStore(runner);
+    this.forwarding = new SqliteForwardingStore(db, outbox, durable);
     this.keys = keyStore(runner);
     this.stats = new SqliteStatsStore(db);
     this.sessions = sessionStore(runner);

@@ -393,6 +393,118 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/pixels/{pixel_id}/destinations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a pixel's destinations
+         * @description Oldest first, secrets masked.
+         */
+        get: operations["listDestinations"];
+        put?: never;
+        /**
+         * Add a destination to a pixel
+         * @description Every event the pixel stores from now on is forwarded to it (its `events` filter allowing). Secrets in `config` are write-only: answers show `****` and their last 4 characters. At most 10 a pixel.
+         */
+        post: operations["createDestination"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pixels/{pixel_id}/destinations/{destination_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a destination
+         * @description With its `state` and `last_error`; secrets masked.
+         */
+        get: operations["getDestination"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a destination
+         * @description Events still waiting for it are not sent.
+         */
+        delete: operations["deleteDestination"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a destination
+         * @description `name`, `config` (fields given replace those stored; secrets may be left out), `events`, `enabled`. New credentials or `{"enabled": true}` resume a suspended destination; its waiting events are then sent.
+         */
+        patch: operations["updateDestination"];
+        trace?: never;
+    };
+    "/v1/pixels/{pixel_id}/destinations/{destination_id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a time range of events to a destination again
+         * @description Queues the pixel's events with `timestamp` in the range whose outcome for this destination is one of `statuses`. Still subject to the platform's window; the platform deduplicates by `event_id`.
+         */
+        post: operations["replayDestination"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pixels/{pixel_id}/destinations/{destination_id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send one event to a destination in test mode
+         * @description Sends the given stored event (or a sample) with the destination's `test_event_code` (`TEST_TRACKWAY` when it has none) and answers with what the platform said. Nothing is recorded.
+         */
+        post: operations["testDestination"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pixels/{pixel_id}/events/{event_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get one event with its forwarding ledger
+         * @description The stored record; each `forwarding` entry also carries `attempt_log`: every request that carried the event to that destination, with the first 1 KB of the answer.
+         */
+        get: operations["getEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "event.tracked": {
@@ -742,7 +854,18 @@ export interface components {
          *           "zip"
          *         ]
          *       },
-         *       "received_at": "2026-11-24T18:42:10.412Z"
+         *       "received_at": "2026-11-24T18:42:10.412Z",
+         *       "forwarding": [
+         *         {
+         *           "destination_id": "dst_4f8Kq2ZxY7mN3pLw",
+         *           "platform": "meta",
+         *           "status": "forwarded",
+         *           "attempts": 1,
+         *           "reason": null,
+         *           "last_error": null,
+         *           "forwarded_at": "2026-11-24T18:42:10.903Z"
+         *         }
+         *       ]
          *     }
          */
         EventRecord: {
@@ -779,6 +902,19 @@ export interface components {
             };
             /** Format: date-time */
             received_at: string;
+            /** @description One entry per destination the event is forwarded to: its outcome, attempts and last error. */
+            forwarding: {
+                destination_id: string;
+                platform: string;
+                /** @description `failed`: a permanent refusal or retries exhausted; `skipped`: not eligible (see `reason`). */
+                status: "pending" | "forwarded" | "failed" | "skipped";
+                /** @description Requests that carried the event. */
+                attempts: number;
+                /** @description Why it was skipped. */
+                reason: string | null;
+                last_error: string | null;
+                forwarded_at: string | null;
+            }[];
         };
         EventList: {
             events: components["schemas"]["EventRecord"][];
@@ -1265,6 +1401,158 @@ export interface components {
         ErasePersonDataResponse: {
             /** @description Events erased. */
             deleted: number;
+        };
+        ListDestinationsResponse: {
+            destinations: {
+                /** @description `dst_` + 16 base62. */
+                id: string;
+                pixel_id: string;
+                type: string;
+                name: string | null;
+                /** @description As sent, with secrets shown as `****` + their last 4 characters. */
+                config: {
+                    [key: string]: unknown;
+                };
+                events: string[] | null;
+                enabled: boolean;
+                /** @description `failing`: recent transient errors; `suspended`: the platform refused the credentials (nothing is sent, events wait). */
+                state: "active" | "failing" | "suspended";
+                last_error: string | null;
+                /** Format: date-time */
+                created_at: string;
+                /** Format: date-time */
+                updated_at: string;
+            }[];
+        };
+        CreateDestinationRequest: {
+            /** @description The platform. */
+            type: "meta" | "ga4" | "tiktok";
+            name?: string;
+            /** @description meta: `{pixel_id, access_token, test_event_code?}`; ga4: `{measurement_id, api_secret}`; tiktok: `{pixel_code, access_token, test_event_code?}`; every type: `event_names?`. */
+            config: {
+                [key: string]: unknown;
+            };
+            events?: string[] | null;
+            enabled?: boolean;
+        };
+        CreateDestinationResponse: {
+            /** @description `dst_` + 16 base62. */
+            id: string;
+            pixel_id: string;
+            type: string;
+            name: string | null;
+            /** @description As sent, with secrets shown as `****` + their last 4 characters. */
+            config: {
+                [key: string]: unknown;
+            };
+            events: string[] | null;
+            enabled: boolean;
+            /** @description `failing`: recent transient errors; `suspended`: the platform refused the credentials (nothing is sent, events wait). */
+            state: "active" | "failing" | "suspended";
+            last_error: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        UpdateDestinationRequest: {
+            name?: string;
+            /** @description Fields to change; omitted fields (secrets included) keep their values. New credentials resume a suspended destination. */
+            config?: {
+                [key: string]: unknown;
+            };
+            events?: string[] | null;
+            /** @description `true` also resumes a suspended destination. */
+            enabled?: boolean;
+        };
+        ReplayDestinationRequest: {
+            /**
+             * Format: date-or-date-time
+             * @description Events with `timestamp` from here (a date alone: its whole UTC day).
+             */
+            start_date: string;
+            /**
+             * Format: date-or-date-time
+             * @description Inclusive.
+             */
+            end_date: string;
+            /** @description Outcomes to send again; default `["failed", "skipped"]`. Events of the range with no job for this destination (stored before it existed) are always queued. */
+            statuses?: ("failed" | "skipped" | "forwarded" | "pending")[];
+        };
+        ReplayDestinationResponse: {
+            /** @description Events queued to be sent again. */
+            queued: number;
+        };
+        TestDestinationRequest: {
+            /** @description The event id of a stored event to send; a sample event when omitted. */
+            event?: string;
+        };
+        TestDestinationResponse: {
+            /** @description The platform accepted the event. */
+            ok: boolean;
+            status_code: number | null;
+            /** @description The platform's answer (JSON when it is). */
+            platform_response: unknown;
+            /** @description The exact body sent, in the platform's test mode (`test_event_code`). */
+            payload: {
+                [key: string]: unknown;
+            } | null;
+        };
+        GetEventResponse: {
+            event_id: string;
+            event_name: string;
+            value: number | null;
+            currency: string | null;
+            /** Format: date-time */
+            timestamp: string;
+            /** @constant */
+            status: "processed";
+            pixel_id: string;
+            url: string | null;
+            referrer: string | null;
+            title: string | null;
+            search_string: string | null;
+            custom_data: {
+                [key: string]: unknown;
+            } | null;
+            /** @description SHA-256 hashes only (match keys included: a record never holds an IP). */
+            user_data: {
+                [key: string]: string;
+            } | null;
+            /** @description As sent, else `website`. */
+            action_source: "website" | "app" | "email" | "phone_call" | "chat" | "physical_store" | "system_generated" | "other";
+            /** @description A local estimate of how well the event can be matched to a person, from the keys it carries (Meta's published priority tiers and refused key combinations). Not Meta's Event Match Quality, which Meta computes from data only it has. */
+            match_quality: {
+                /** @description 0–10, one decimal. */
+                score: number;
+                /** @description The match keys present, strongest first. */
+                keys: string[];
+                /** @description The match keys absent, strongest first: what would raise the score most. */
+                missing: string[];
+            };
+            /** Format: date-time */
+            received_at: string;
+            forwarding: {
+                destination_id: string;
+                platform: string;
+                /** @description `failed`: a permanent refusal or retries exhausted; `skipped`: not eligible (see `reason`). */
+                status: "pending" | "forwarded" | "failed" | "skipped";
+                /** @description Requests that carried the event. */
+                attempts: number;
+                /** @description Why it was skipped. */
+                reason: string | null;
+                last_error: string | null;
+                forwarded_at: string | null;
+                attempt_log: {
+                    /** Format: date-time */
+                    attempted_at: string;
+                    /** @description The HTTP status, null when no answer came (network error, timeout). */
+                    status_code: number | null;
+                    duration_ms: number;
+                    /** @description The first 1 KB of the platform's answer, or the network error. */
+                    platform_response: string;
+                }[];
+            }[];
         };
     };
     responses: {
@@ -2502,6 +2790,404 @@ export interface operations {
                 content: {
                     "application/x-ndjson": string;
                     "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listDestinations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Pixel identifier (`px_…`). */
+                pixel_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListDestinationsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createDestination: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Pixel identifier (`px_…`). */
+                pixel_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "meta",
+                 *       "name": "Meta pixel",
+                 *       "config": {
+                 *         "pixel_id": "123456789012345",
+                 *         "access_token": "EAAB…",
+                 *         "test_event_code": "TEST12345"
+                 *       },
+                 *       "events": [
+                 *         "Purchase",
+                 *         "Lead"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateDestinationRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "dst_4f8Kq2ZxY7mN3pLw",
+                     *       "pixel_id": "px_9a8b7c6d5e4f3a2b",
+                     *       "type": "meta",
+                     *       "name": "Meta pixel",
+                     *       "config": {
+                     *         "pixel_id": "123456789012345",
+                     *         "access_token": "****x7Qa"
+                     *       },
+                     *       "events": null,
+                     *       "enabled": true,
+                     *       "state": "active",
+                     *       "last_error": null,
+                     *       "created_at": "2026-11-25T07:00:00.000Z",
+                     *       "updated_at": "2026-11-25T07:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CreateDestinationResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getDestination: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Pixel identifier (`px_…`). */
+                pixel_id: string;
+                /** @description Destination identifier (`dst_…`). */
+                destination_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "dst_4f8Kq2ZxY7mN3pLw",
+                     *       "pixel_id": "px_9a8b7c6d5e4f3a2b",
+                     *       "type": "meta",
+                     *       "name": "Meta pixel",
+                     *       "config": {
+                     *         "pixel_id": "123456789012345",
+                     *         "access_token": "****x7Qa"
+                     *       },
+                     *       "events": null,
+                     *       "enabled": true,
+                     *       "state": "active",
+                     *       "last_error": null,
+                     *       "created_at": "2026-11-25T07:00:00.000Z",
+                     *       "updated_at": "2026-11-25T07:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CreateDestinationResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteDestination: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Pixel identifier (`px_…`). */
+                pixel_id: string;
+                /** @description Destination identifier (`dst_…`). */
+                destination_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeleteWebhookResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateDestination: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Pixel identifier (`px_…`). */
+                pixel_id: string;
+                /** @description Destination identifier (`dst_…`). */
+                destination_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "config": {
+                 *         "access_token": "EAAB…new"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateDestinationRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "dst_4f8Kq2ZxY7mN3pLw",
+                     *       "pixel_id": "px_9a8b7c6d5e4f3a2b",
+                     *       "type": "meta",
+                     *       "name": "Meta pixel",
+                     *       "config": {
+                     *         "pixel_id": "123456789012345",
+                     *         "access_token": "****x7Qa"
+                     *       },
+                     *       "events": null,
+                     *       "enabled": true,
+                     *       "state": "active",
+                     *       "last_error": null,
+                     *       "created_at": "2026-11-25T07:00:00.000Z",
+                     *       "updated_at": "2026-11-25T07:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CreateDestinationResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    replayDestination: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Pixel identifier (`px_…`). */
+                pixel_id: string;
+                /** @description Destination identifier (`dst_…`). */
+                destination_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "start_date": "2026-11-20",
+                 *       "end_date": "2026-11-24",
+                 *       "statuses": [
+                 *         "failed"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ReplayDestinationRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReplayDestinationResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    testDestination: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Pixel identifier (`px_…`). */
+                pixel_id: string;
+                /** @description Destination identifier (`dst_…`). */
+                destination_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "order-10045"
+                 *     }
+                 */
+                "application/json": components["schemas"]["TestDestinationRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestDestinationResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Pixel identifier (`px_…`). */
+                pixel_id: string;
+                /** @description The event's `event_id`. */
+                event_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetEventResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -1,0 +1,411 @@
+/**
+ * The forwarding worker: the webhook delivery worker's model (worker.ts) applied to ad
+ * platforms. Claim due jobs under a lease → send → record every attempt → reschedule, woken
+ * at once after a commit that may have queued jobs, polling only as a fallback.
+ *
+ * Claims are per destination: each destination's due jobs are taken as one batch of up to its
+ * platform's maximum (Meta 1,000), and a destination has at most one batch in flight in this
+ * worker, so a slow or hanging platform holds only its own batch; every other destination
+ * keeps being claimed and sent meanwhile (isolation, contract §12).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { isolateRefusal } from '../domain/forwarding/batch-isolation.ts';
+import type { Destination, ForwardableEvent, PlatformRequest } from '../domain/forwarding/model.ts';
+import { requestUrl } from '../domain/forwarding/model.ts';
+import {
+  PLATFORM_ADAPTERS,
+  receiptOf,
+  subRequest,
+} from '../domain/forwarding/platform-adapters.ts';
+import { excerpt, type Verdict } from '../domain/forwarding/platform-response.ts';
+import {
+  MAX_EVENTS_PER_REQUEST,
+  PLATFORM_WINDOW_MS,
+  type Platform,
+} from '../domain/forwarding/platforms.ts';
+import type { WebhookEvent } from '../domain/model.ts';
+import type {
+  ClaimedBatch,
+  ClaimedJob,
+  Clock,
+  ForwardAttempt,
+  ForwardingSource,
+  ForwardingStore,
+  JobOutcome,
+  Timers,
+} from '../domain/ports.ts';
+import { decideNext } from '../domain/webhooks/retry-policy.ts';
+import type { PlatformSender } from './platform-sender.ts';
+
+/** What the worker records, shaped as prom-client's counters and histograms. */
+export interface ForwardingMetrics {
+  forwardOutcomes: { inc(labels: { platform: string; outcome: string }, value?: number): void };
+  forwardRequestDuration: { observe(labels: { platform: string }, seconds: number): void };
+  deliveryLatency: { observe(labels: { kind: string }, seconds: number): void };
+}
+
+export interface ForwardingWorkerOptions {
+  store: ForwardingStore;
+  source: ForwardingSource;
+  clock: Clock & Timers;
+  sender: PlatformSender;
+  logger: Logger;
+  /** Seconds between attempts after the first (TRACKWAY_FORWARD_RETRY_SCHEDULE). */
+  schedule: number[];
+  /** Base URLs by platform (TRACKWAY_META_API_URL …). */
+  baseUrls: Record<Platform, string>;
+  /** Events per request, at most the platform's maximum (benchmarks and tests lower it). */
+  batchSize?: Partial<Record<Platform, number>>;
+  /** Destinations with a batch in flight at once. */
+  concurrency?: number;
+  /** How long a claim is exclusive: longer than a batch with its bisection may take. */
+  leaseMs?: number;
+  pollMs?: number;
+  random?: () => number;
+  metrics?: ForwardingMetrics;
+}
+
+/** What happened to one event of the batch: its ledger rows and the final verdict. */
+interface EventResult {
+  attempts: ForwardAttempt[];
+  verdict: Verdict;
+}
+
+export class ForwardingWorker {
+  private readonly owner = `forwarder_${randomUUID()}`;
+  /** Destinations with a batch in flight in this worker. */
+  private readonly busy = new Set<string>();
+  private readonly running = new Set<Promise<void>>();
+  private cancelTimer: (() => void) | undefined;
+  private ticking = false;
+  private again = false;
+  private wakeQueued = false;
+  private stopped = true;
+  private readonly concurrency: number;
+  private readonly leaseMs: number;
+  private readonly pollMs: number;
+  private readonly random: () => number;
+
+  constructor(private readonly options: ForwardingWorkerOptions) {
+    this.concurrency = options.concurrency ?? 32;
+    // Twice the 15 s a request may take: a batch cut short by a crash comes back within 30 s.
+    // A bisection outliving it may be resent by another worker (at least once; Meta
+    // deduplicates by event_id).
+    this.leaseMs = options.leaseMs ?? 30_000;
+    this.pollMs = options.pollMs ?? 1_000;
+    this.random = options.random ?? Math.random;
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.wake();
+  }
+
+  /** Look for work now: called after every commit that may have queued jobs. */
+  wake = (): void => {
+    if (this.stopped) return;
+    if (this.ticking) {
+      this.again = true;
+      return;
+    }
+    if (this.wakeQueued) return;
+    this.schedule(0);
+  };
+
+  /** Stops claiming, then waits for the batches in flight to be settled. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.cancelTimer?.();
+    this.cancelTimer = undefined;
+    this.wakeQueued = false;
+    while (this.running.size > 0) await Promise.allSettled([...this.running]);
+  }
+
+  private schedule(delayMs: number): void {
+    this.cancelTimer?.();
+    this.wakeQueued = delayMs === 0;
+    this.cancelTimer = this.options.clock.setTimer(() => void this.tick(), delayMs);
+  }
+
+  private batchSize(platform: Platform): number {
+    const max = MAX_EVENTS_PER_REQUEST[platform];
+    return Math.max(1, Math.min(max, this.options.batchSize?.[platform] ?? max));
+  }
+
+  private async tick(): Promise<void> {
+    if (this.stopped || this.ticking) return;
+    this.ticking = true;
+    this.wakeQueued = false;
+    this.again = false;
+    let claimed = 0;
+    let next: Date | null = null;
+    const now = this.options.clock.now();
+    try {
+      // A cheap read first: most wake-ups (every stored event) find nothing due.
+      next = await this.options.store.nextDueAt();
+      if (this.busy.size < this.concurrency && next !== null && next <= now) {
+        const batches = await this.options.store.claim({
+          now,
+          take: (d) => this.batchSize(d.type),
+          busy: [...this.busy],
+          leaseMs: this.leaseMs,
+          owner: this.owner,
+        });
+        claimed = batches.length;
+        for (const batch of batches) this.launch(batch);
+      }
+    } catch (error) {
+      this.options.logger.error({ err: error }, 'forwarding claim failed');
+    } finally {
+      this.ticking = false;
+    }
+    if (this.stopped) return;
+    if (claimed > 0 || this.again) return this.schedule(0);
+    const untilDue = next === null ? this.pollMs : next.getTime() - now.getTime();
+    this.schedule(untilDue > 0 ? Math.min(untilDue, this.pollMs) : this.pollMs);
+  }
+
+  private launch(batch: ClaimedBatch): void {
+    const id = batch.destination.id;
+    this.busy.add(id);
+    const task = this.forward(batch)
+      .catch((error) =>
+        this.options.logger.error(
+          { err: error, destination_id: id },
+          'forwarding batch not settled; its jobs come back when the lease ends',
+        ),
+      )
+      .finally(() => {
+        this.busy.delete(id);
+        this.running.delete(task);
+        this.wake();
+      });
+    this.running.add(task);
+  }
+
+  private async forward(batch: ClaimedBatch): Promise<void> {
+    const { destination: d, jobs } = batch;
+    const adapter = PLATFORM_ADAPTERS[d.type];
+    const loaded = await this.options.source.forwardable(
+      d.accountId,
+      d.pixelId,
+      jobs.map((j) => j.eventId),
+    );
+    const byId = new Map(loaded.map((f) => [f.event.eventId, f]));
+    const now = this.options.clock.now();
+    const built = adapter.build(
+      jobs.flatMap((j) => byId.get(j.eventId) ?? []),
+      d.config,
+      { now },
+    );
+    const results = new Map<string, EventResult>();
+    let suspended: string | null = null;
+    for (const request of built.requests) {
+      if (suspended !== null) break;
+      await this.sendIsolated(d, request, results);
+      for (const id of request.eventIds) {
+        const verdict = results.get(id)?.verdict;
+        if (verdict?.kind === 'auth') suspended = verdict.message;
+      }
+    }
+    const skipped = new Map(built.skipped.map((s) => [s.eventId, s.reason]));
+    const at = this.options.clock.now();
+    const outcomes: JobOutcome[] = [];
+    const emit: WebhookEvent[] = [];
+    let transient: string | null = null;
+    let failedBatch: string | null = null;
+    let forwarded = 0;
+    let failed = 0;
+    for (const job of jobs) {
+      const f = byId.get(job.eventId);
+      const outcome = this.outcomeOf(
+        d,
+        job,
+        f,
+        skipped.get(job.eventId),
+        results.get(job.eventId),
+        at,
+        suspended,
+      );
+      outcomes.push(outcome);
+      if (outcome.status === 'forwarded' && f) {
+        forwarded += 1;
+        const result = results.get(job.eventId);
+        emit.push({
+          accountId: d.accountId,
+          type: 'event.forwarded',
+          occurredAt: at,
+          data: {
+            pixel_id: d.pixelId,
+            event_id: job.eventId,
+            event_name: f.event.eventName,
+            destination_id: d.id,
+            platform: d.type,
+            forwarded_at: at.toISOString(),
+            platform_response:
+              result?.verdict.kind === 'success' ? receiptOf(result.verdict.receipt) : {},
+          },
+        });
+        this.options.metrics?.deliveryLatency.observe(
+          { kind: 'forwarding' },
+          Math.max(0, (at.getTime() - job.createdAt.getTime()) / 1000),
+        );
+      }
+      if (outcome.status === 'failed') {
+        failed += 1;
+        failedBatch ??= outcome.lastError;
+      }
+      const verdict = results.get(job.eventId)?.verdict;
+      if (verdict?.kind === 'transient') transient = verdict.message;
+    }
+    const state = this.nextState(d, suspended, transient);
+    await this.options.store.settle({ destination: d, owner: this.owner, outcomes, state, emit });
+    const metrics = this.options.metrics;
+    if (metrics) {
+      const count = (status: string) => outcomes.filter((o) => o.status === status).length;
+      if (forwarded > 0)
+        metrics.forwardOutcomes.inc({ platform: d.type, outcome: 'forwarded' }, forwarded);
+      if (failed > 0) metrics.forwardOutcomes.inc({ platform: d.type, outcome: 'failed' }, failed);
+      const skippedCount = count('skipped');
+      if (skippedCount > 0)
+        metrics.forwardOutcomes.inc({ platform: d.type, outcome: 'skipped' }, skippedCount);
+    }
+    // Ids, counts and the platform's own message only: never the request's URL (Meta's holds
+    // the access token) nor the events' data.
+    if (failedBatch !== null || transient !== null) {
+      this.options.logger.warn(
+        {
+          destination_id: d.id,
+          pixel_id: d.pixelId,
+          platform: d.type,
+          events: jobs.length,
+          failed,
+          retrying: outcomes.filter((o) => o.status === 'pending').length,
+          error: failedBatch ?? transient,
+        },
+        'forwarding batch failed',
+      );
+    }
+    if (suspended !== null && d.state !== 'suspended') {
+      this.options.logger.warn(
+        { destination_id: d.id, pixel_id: d.pixelId, platform: d.type, error: suspended },
+        'forwarding destination suspended: the platform refused its credentials',
+      );
+    }
+  }
+
+  /**
+   * Sends one request; a refusal of a request carrying several events is bisected
+   * (batch-isolation.ts) until the invalid event is alone, so the others are forwarded.
+   */
+  private async sendIsolated(
+    d: Destination,
+    request: PlatformRequest,
+    results: Map<string, EventResult>,
+  ): Promise<void> {
+    const adapter = PLATFORM_ADAPTERS[d.type];
+    const attemptedAt = this.options.clock.now();
+    const { answer, durationMs } = await this.options.sender.send(
+      requestUrl(this.options.baseUrls[d.type], request),
+      request,
+    );
+    this.options.metrics?.forwardRequestDuration.observe({ platform: d.type }, durationMs / 1000);
+    const verdict = adapter.classify(answer, this.options.clock.now());
+    const attempt: ForwardAttempt = {
+      attemptedAt,
+      statusCode: answer.kind === 'response' ? answer.status : null,
+      durationMs,
+      platformResponse: answer.kind === 'response' ? excerpt(answer.body) : answer.message,
+    };
+    for (const id of request.eventIds) {
+      const result = results.get(id) ?? { attempts: [], verdict };
+      result.attempts.push(attempt);
+      result.verdict = verdict;
+      results.set(id, result);
+    }
+    const isolation = isolateRefusal(d.type, verdict, request.eventIds.length);
+    if (isolation.kind !== 'split') return;
+    for (const [start, end] of isolation.parts) {
+      await this.sendIsolated(d, subRequest(request, start, end), results);
+    }
+  }
+
+  private outcomeOf(
+    d: Destination,
+    job: ClaimedJob,
+    forwardable: ForwardableEvent | undefined,
+    skipReason: string | undefined,
+    result: EventResult | undefined,
+    at: Date,
+    suspended: string | null,
+  ): JobOutcome {
+    const base = {
+      pixelId: job.pixelId,
+      eventId: job.eventId,
+      reason: null,
+      lastError: null,
+      forwardedAt: null,
+      nextAttemptAt: null,
+      attempts: result?.attempts ?? [],
+    };
+    if (!forwardable) {
+      // Erased or purged since the job was written: there is nothing left to send.
+      return { ...base, status: 'skipped', reason: 'the event is no longer stored' };
+    }
+    if (skipReason !== undefined) return { ...base, status: 'skipped', reason: skipReason };
+    if (!result) {
+      // Not sent: a credentials refusal stopped the batch before its request. It waits.
+      return { ...base, status: 'pending', lastError: suspended, nextAttemptAt: at };
+    }
+    const { verdict } = result;
+    switch (verdict.kind) {
+      case 'success':
+        return { ...base, status: 'forwarded', forwardedAt: at };
+      case 'permanent':
+        return { ...base, status: 'failed', lastError: verdict.message };
+      case 'auth':
+        // The destination is suspended: the event waits for new credentials.
+        return { ...base, status: 'pending', lastError: verdict.message, nextAttemptAt: at };
+      case 'transient': {
+        const attempt = job.attempts + result.attempts.length;
+        const next = decideNext({
+          attempt,
+          statusCode: null,
+          retryAfterSeconds: null,
+          schedule: this.options.schedule,
+          now: at,
+          failingSince: null,
+          random: this.random(),
+        }).outcome;
+        let retryAt = next.kind === 'retry' ? next.at : null;
+        if (retryAt !== null && verdict.retryAfterMs !== undefined) {
+          retryAt = new Date(at.getTime() + Math.min(verdict.retryAfterMs, 3_600_000));
+        }
+        if (retryAt === null) {
+          return { ...base, status: 'failed', lastError: `retries exhausted: ${verdict.message}` };
+        }
+        const window = PLATFORM_WINDOW_MS[d.type];
+        if (window !== null && retryAt.getTime() > forwardable.event.timestamp.getTime() + window) {
+          return {
+            ...base,
+            status: 'failed',
+            lastError: `retries stopped at the platform's window: ${verdict.message}`,
+          };
+        }
+        return { ...base, status: 'pending', lastError: verdict.message, nextAttemptAt: retryAt };
+      }
+    }
+  }
+
+  private nextState(
+    d: Destination,
+    suspended: string | null,
+    transient: string | null,
+  ): { state: Destination['state']; lastError: string | null } | null {
+    if (suspended !== null) return { state: 'suspended', lastError: suspended };
+    if (transient !== null) return { state: 'failing', lastError: transient };
+    if (d.state === 'failing') return { state: 'active', lastError: null };
+    return null;
+  }
+}

@@ -1,0 +1,180 @@
+/**
+ * The destinations API's shapes (contract §12), declared once: they validate requests, type
+ * the handlers and document the routes in OpenAPI.
+ */
+import { type Static, Type } from '@sinclair/typebox';
+import { Ga4ConfigSchema, MetaConfigSchema, TiktokConfigSchema } from './destination-config.ts';
+import { DESTINATION_STATES } from './model.ts';
+
+const Name = Type.String({ minLength: 1, maxLength: 200 });
+const EventNames = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
+  minItems: 1,
+  maxItems: 100,
+  uniqueItems: true,
+  description: 'Event names to forward; every event when omitted or null.',
+});
+
+const META_EXAMPLE = {
+  type: 'meta',
+  name: 'Meta pixel',
+  config: { pixel_id: '123456789012345', access_token: 'EAAB…', test_event_code: 'TEST12345' },
+  events: ['Purchase', 'Lead'],
+};
+
+/**
+ * One schema for the three types, `config` checked against the type's own schema by the verb
+ * (a union here would answer with the wrong branch's complaint).
+ */
+export const CreateDestinationSchema = Type.Object(
+  {
+    type: Type.Union([Type.Literal('meta'), Type.Literal('ga4'), Type.Literal('tiktok')], {
+      description: 'The platform.',
+    }),
+    name: Type.Optional(Name),
+    config: Type.Object(
+      {},
+      {
+        additionalProperties: true,
+        description:
+          'meta: `{pixel_id, access_token, test_event_code?}`; ga4: `{measurement_id, api_secret}`; tiktok: `{pixel_code, access_token, test_event_code?}`; every type: `event_names?`.',
+      },
+    ),
+    events: Type.Optional(Type.Union([EventNames, Type.Null()])),
+    enabled: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false, examples: [META_EXAMPLE] },
+);
+export type CreateDestinationInput = Static<typeof CreateDestinationSchema>;
+
+export const UpdateDestinationSchema = Type.Object(
+  {
+    name: Type.Optional(Name),
+    config: Type.Optional(
+      Type.Object(
+        {},
+        {
+          additionalProperties: true,
+          description:
+            'Fields to change; omitted fields (secrets included) keep their values. New credentials resume a suspended destination.',
+        },
+      ),
+    ),
+    events: Type.Optional(Type.Union([EventNames, Type.Null()])),
+    enabled: Type.Optional(
+      Type.Boolean({ description: '`true` also resumes a suspended destination.' }),
+    ),
+  },
+  { additionalProperties: false, examples: [{ config: { access_token: 'EAAB…new' } }] },
+);
+export type UpdateDestinationInput = Static<typeof UpdateDestinationSchema>;
+
+export const DestinationSchema = Type.Object(
+  {
+    id: Type.String({ description: '`dst_` + 16 base62.' }),
+    pixel_id: Type.String(),
+    type: Type.String(),
+    name: Type.Union([Type.String(), Type.Null()]),
+    config: Type.Record(Type.String(), Type.Unknown(), {
+      description: 'As sent, with secrets shown as `****` + their last 4 characters.',
+    }),
+    events: Type.Union([Type.Array(Type.String()), Type.Null()]),
+    enabled: Type.Boolean(),
+    state: Type.Union(
+      DESTINATION_STATES.map((s) => Type.Literal(s)),
+      {
+        description:
+          '`failing`: recent transient errors; `suspended`: the platform refused the credentials (nothing is sent, events wait).',
+      },
+    ),
+    last_error: Type.Union([Type.String(), Type.Null()]),
+    created_at: Type.String({ format: 'date-time' }),
+    updated_at: Type.String({ format: 'date-time' }),
+  },
+  {
+    examples: [
+      {
+        id: 'dst_4f8Kq2ZxY7mN3pLw',
+        pixel_id: 'px_9a8b7c6d5e4f3a2b',
+        type: 'meta',
+        name: 'Meta pixel',
+        config: { pixel_id: '123456789012345', access_token: '****x7Qa' },
+        events: null,
+        enabled: true,
+        state: 'active',
+        last_error: null,
+        created_at: '2026-11-25T07:00:00.000Z',
+        updated_at: '2026-11-25T07:00:00.000Z',
+      },
+    ],
+  },
+);
+
+export const DestinationListSchema = Type.Object({ destinations: Type.Array(DestinationSchema) });
+
+export const DestinationIdParams = Type.Object({
+  pixel_id: Type.String({ description: 'Pixel identifier (`px_…`).' }),
+  destination_id: Type.String({ description: 'Destination identifier (`dst_…`).' }),
+});
+
+export const CONFIG_SCHEMAS = {
+  meta: MetaConfigSchema,
+  ga4: Ga4ConfigSchema,
+  tiktok: TiktokConfigSchema,
+} as const;
+
+export const ReplayDestinationSchema = Type.Object(
+  {
+    start_date: Type.String({
+      format: 'date-or-date-time',
+      description: 'Events with `timestamp` from here (a date alone: its whole UTC day).',
+    }),
+    end_date: Type.String({ format: 'date-or-date-time', description: 'Inclusive.' }),
+    statuses: Type.Optional(
+      Type.Array(
+        Type.Union([
+          Type.Literal('failed'),
+          Type.Literal('skipped'),
+          Type.Literal('forwarded'),
+          Type.Literal('pending'),
+        ]),
+        {
+          minItems: 1,
+          uniqueItems: true,
+          description:
+            'Outcomes to send again; default `["failed", "skipped"]`. Events of the range with no job for this destination (stored before it existed) are always queued.',
+        },
+      ),
+    ),
+  },
+  {
+    additionalProperties: false,
+    examples: [{ start_date: '2026-11-20', end_date: '2026-11-24', statuses: ['failed'] }],
+  },
+);
+export type ReplayDestinationInput = Static<typeof ReplayDestinationSchema>;
+
+export const ReplayResultSchema = Type.Object({
+  queued: Type.Integer({ description: 'Events queued to be sent again.' }),
+});
+
+export const TestDestinationSchema = Type.Object(
+  {
+    event: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 128,
+        description: 'The event id of a stored event to send; a sample event when omitted.',
+      }),
+    ),
+  },
+  { additionalProperties: false, 'x-optional-body': true, examples: [{ event: 'order-10045' }] },
+);
+
+export const TestResultSchema = Type.Object({
+  ok: Type.Boolean({ description: 'The platform accepted the event.' }),
+  status_code: Type.Union([Type.Integer(), Type.Null()]),
+  platform_response: Type.Unknown({ description: "The platform's answer (JSON when it is)." }),
+  payload: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], {
+    description: "The exact body sent, in the platform's test mode (`test_event_code`).",
+  }),
+});

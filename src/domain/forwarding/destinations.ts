@@ -1,0 +1,216 @@
+/**
+ * Destinations (contract §12): where a pixel's events are forwarded. Every read and write is
+ * scoped by the caller's account and the pixel: another account's pixel or destination is
+ * "not found", on every route.
+ */
+import type { Context } from '../context.ts';
+import { pixelNotFound, TrackwayError } from '../errors.ts';
+import { newId } from '../ids.ts';
+import { compileValidator } from '../validation.ts';
+import {
+  CONFIG_SCHEMAS,
+  type CreateDestinationInput,
+  type UpdateDestinationInput,
+} from './destination-schemas.ts';
+import { type Destination, maskSecret } from './model.ts';
+import type { Platform } from './platforms.ts';
+
+export type { Destination };
+
+/**
+ * Destinations a pixel may have: each multiplies every event into platform requests, and ten
+ * covers one of each platform per ad account a shop realistically runs.
+ */
+export const DESTINATIONS_PER_PIXEL = 10;
+
+/** The config fields that are credentials: write-only, masked in every answer. */
+const SECRET_FIELDS = ['access_token', 'api_secret'] as const;
+
+const validators = {
+  meta: compileValidator(CONFIG_SCHEMAS.meta),
+  ga4: compileValidator(CONFIG_SCHEMAS.ga4),
+  tiktok: compileValidator(CONFIG_SCHEMAS.tiktok),
+};
+
+/** The type's config schema, its complaints naming `config.<field>`. */
+function validConfig(type: Platform, config: unknown): Record<string, unknown> {
+  try {
+    return validators[type](config) as Record<string, unknown>;
+  } catch (error) {
+    if (error instanceof TrackwayError && error.field !== undefined) {
+      const field = `config.${error.field}`;
+      throw new TrackwayError(
+        error.code,
+        error.message.replace(`: ${error.field}`, `: ${field}`),
+        field,
+      );
+    }
+    throw error;
+  }
+}
+
+export function destinationObject(d: Destination) {
+  const config: Record<string, unknown> = { ...d.config };
+  for (const field of SECRET_FIELDS) {
+    if (typeof config[field] === 'string') config[field] = maskSecret(config[field]);
+  }
+  return {
+    id: d.id,
+    pixel_id: d.pixelId,
+    type: d.type,
+    name: d.name,
+    config,
+    events: d.events,
+    enabled: d.enabled,
+    state: d.state,
+    last_error: d.lastError,
+    created_at: d.createdAt.toISOString(),
+    updated_at: d.updatedAt.toISOString(),
+  };
+}
+
+export const destinationNotFound = (id: string) =>
+  new TrackwayError('not_found', `Destination not found: ${id}`);
+
+async function ownPixel(ctx: Context, pixelId: string): Promise<void> {
+  const pixel = await ctx.store.pixels.getPixel(ctx.account.id, pixelId);
+  if (!pixel) throw pixelNotFound(pixelId);
+}
+
+export async function createDestination({
+  ctx,
+  pixelId,
+  input,
+}: {
+  ctx: Context;
+  pixelId: string;
+  input: CreateDestinationInput;
+}) {
+  await ownPixel(ctx, pixelId);
+  const config = validConfig(input.type, input.config);
+  const now = ctx.clock.now();
+  const destination: Destination = {
+    id: newId('dst'),
+    accountId: ctx.account.id,
+    pixelId,
+    type: input.type,
+    name: input.name ?? null,
+    config,
+    events: input.events ?? null,
+    enabled: input.enabled ?? true,
+    state: 'active',
+    lastError: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  const outcome = await ctx.store.destinations.createDestination(
+    destination,
+    DESTINATIONS_PER_PIXEL,
+  );
+  if (outcome === 'limit_exceeded') {
+    throw new TrackwayError(
+      'forbidden',
+      `Subscription limit exceeded: a pixel may have ${DESTINATIONS_PER_PIXEL} destinations`,
+    );
+  }
+  return destinationObject(destination);
+}
+
+export async function listDestinations({ ctx, pixelId }: { ctx: Context; pixelId: string }) {
+  await ownPixel(ctx, pixelId);
+  const list = await ctx.store.destinations.listDestinations(ctx.account.id, pixelId);
+  return { destinations: list.map(destinationObject) };
+}
+
+export async function existingDestination(
+  ctx: Context,
+  pixelId: string,
+  id: string,
+): Promise<Destination> {
+  await ownPixel(ctx, pixelId);
+  const destination = await ctx.store.destinations.getDestination(ctx.account.id, pixelId, id);
+  if (!destination) throw destinationNotFound(id);
+  return destination;
+}
+
+export async function getDestination({
+  ctx,
+  pixelId,
+  id,
+}: {
+  ctx: Context;
+  pixelId: string;
+  id: string;
+}) {
+  return destinationObject(await existingDestination(ctx, pixelId, id));
+}
+
+export async function updateDestination({
+  ctx,
+  pixelId,
+  id,
+  input,
+}: {
+  ctx: Context;
+  pixelId: string;
+  id: string;
+  input: UpdateDestinationInput;
+}) {
+  await ownPixel(ctx, pixelId);
+  const now = ctx.clock.now();
+  let invalid: unknown = null;
+  const result = await ctx.store.destinations.updateDestination(
+    ctx.account.id,
+    pixelId,
+    id,
+    (current) => {
+      let config = current.config;
+      if (input.config !== undefined) {
+        try {
+          // Omitted fields keep their values, so a token can be replaced without restating
+          // the rest (and without the caller ever reading the old one back).
+          config = validConfig(current.type, { ...current.config, ...input.config });
+        } catch (error) {
+          invalid = error;
+          return null;
+        }
+      }
+      const patch = input.config as Record<string, unknown> | undefined;
+      const credentialsChanged = SECRET_FIELDS.some(
+        (f) => patch?.[f] !== undefined && patch[f] !== current.config[f],
+      );
+      const next: Destination = {
+        ...current,
+        name: input.name ?? current.name,
+        config,
+        events: input.events === undefined ? current.events : input.events,
+        enabled: input.enabled ?? current.enabled,
+        updatedAt: now,
+      };
+      // Contract §12: new credentials or `{"enabled": true}` resume a suspended destination.
+      if (current.state === 'suspended' && (credentialsChanged || input.enabled === true)) {
+        next.state = 'active';
+        next.lastError = null;
+      }
+      return next;
+    },
+  );
+  if (invalid !== null) throw invalid;
+  if (!result) throw destinationNotFound(id);
+  return destinationObject(result.after);
+}
+
+export async function deleteDestination({
+  ctx,
+  pixelId,
+  id,
+}: {
+  ctx: Context;
+  pixelId: string;
+  id: string;
+}) {
+  await ownPixel(ctx, pixelId);
+  const deleted = await ctx.store.destinations.deleteDestination(ctx.account.id, pixelId, id);
+  if (!deleted) throw destinationNotFound(id);
+  return { id, deleted: true };
+}

@@ -1,0 +1,45 @@
+import { createPlatformGateway } from '../../delivery/platform-sender.ts';
+import {
+  DestinationIdParams,
+  TestDestinationSchema,
+  TestResultSchema,
+} from '../../domain/forwarding/destination-schemas.ts';
+import { testDestination } from '../../domain/forwarding/event-forwarding.ts';
+import type { PlatformGateway } from '../../domain/ports.ts';
+import type { App, AppDeps } from '../deps.ts';
+import { contextOf, errorResponses } from '../route-kit.ts';
+
+/** The platforms' own URLs, for an app built without a gateway (made on first use). */
+let fallback: PlatformGateway | undefined;
+const defaultGateway = () =>
+  (fallback ??= createPlatformGateway({
+    meta: 'https://graph.facebook.com/v24.0',
+    ga4: 'https://www.google-analytics.com',
+    tiktok: 'https://business-api.tiktok.com/open_api/v1.3',
+  }));
+
+export function registerTestDestination(app: App, deps: AppDeps): void {
+  app.post(
+    '/v1/pixels/:pixel_id/destinations/:destination_id/test',
+    {
+      schema: {
+        operationId: 'testDestination',
+        summary: 'Send one event to a destination in test mode',
+        description:
+          "Sends the given stored event (or a sample) with the destination's `test_event_code` (`TEST_TRACKWAY` when it has none) and answers with what the platform said. Nothing is recorded.",
+        tags: ['Destinations'],
+        params: DestinationIdParams,
+        body: TestDestinationSchema,
+        response: { 200: TestResultSchema, ...errorResponses },
+      },
+    },
+    async (request) =>
+      testDestination({
+        ctx: contextOf(deps, request),
+        platforms: deps.platforms ?? defaultGateway(),
+        pixelId: request.params.pixel_id,
+        id: request.params.destination_id,
+        input: request.body,
+      }),
+  );
+}

@@ -1,0 +1,198 @@
+/**
+ * Forwarding on PostgreSQL: destinations and reads through the shared queries; the hot paths
+ * hand-written: the worker's claims (`FOR UPDATE SKIP LOCKED`, so workers in any number of
+ * processes never wait on each other's rows) and settlements (one statement per batch). The
+ * jobs of new events are written by the event insert's own statement (events.ts).
+ */
+import type pg from 'pg';
+import type { Destination } from '../../domain/forwarding/model.ts';
+import type { WebhookEvent } from '../../domain/model.ts';
+import type {
+  ClaimedBatch,
+  DestinationBacklog,
+  ForwardingEntry,
+  ForwardingStore,
+  ForwardStatus,
+  JobOutcome,
+} from '../../domain/ports.ts';
+import { storableText } from '../../domain/webhooks/response-excerpt.ts';
+import * as destinations from '../queries/destinations.ts';
+import * as forwarding from '../queries/forwarding.ts';
+import { inTransaction } from './database.ts';
+import { writeOutbox } from './outbox.ts';
+import { drive, PostgresRunner } from './runner.ts';
+
+export class PostgresForwardingStore implements ForwardingStore {
+  private readonly runner: PostgresRunner;
+
+  constructor(private readonly pool: pg.Pool) {
+    this.runner = new PostgresRunner(pool);
+  }
+
+  async claim(options: {
+    now: Date;
+    take: (destination: Destination) => number;
+    busy: readonly string[];
+    leaseMs: number;
+    owner: string;
+  }): Promise<ClaimedBatch[]> {
+    const { rows } = await this.pool.query<destinations.DestinationRow>(
+      `SELECT * FROM destinations d WHERE enabled AND state <> 'suspended'
+          AND NOT (id = ANY($1::text[]))
+          AND EXISTS (SELECT 1 FROM forward_jobs j WHERE j.destination_id = d.id
+            AND j.status = 'pending' AND j.next_attempt_at <= $2)
+        ORDER BY random()`,
+      [options.busy, options.now],
+    );
+    const leaseUntil = new Date(options.now.getTime() + options.leaseMs);
+    const batches: ClaimedBatch[] = [];
+    for (const row of rows) {
+      const destination = destinations.toDestination(this.runner.sql.codec, row);
+      // The lease moves the job's due time to the lease's end: a leased job is not due, so
+      // nobody claims it, and a worker that died leaves it due again when the lease ends.
+      const claimed = await this.pool.query<{
+        pixel_id: string;
+        event_id: string;
+        attempts: number;
+        created_at: Date;
+      }>(
+        `WITH due AS (
+           SELECT account_id, destination_id, pixel_id, event_id FROM forward_jobs
+            WHERE destination_id = $1 AND status = 'pending' AND next_attempt_at <= $2
+            ORDER BY next_attempt_at LIMIT $3
+            FOR UPDATE SKIP LOCKED
+         )
+         UPDATE forward_jobs j SET lease_until = $4, lease_owner = $5, next_attempt_at = $4
+           FROM due
+          WHERE j.account_id = due.account_id AND j.destination_id = due.destination_id
+            AND j.pixel_id = due.pixel_id AND j.event_id = due.event_id
+         RETURNING j.pixel_id, j.event_id, j.attempts, j.created_at`,
+        [destination.id, options.now, options.take(destination), leaseUntil, options.owner],
+      );
+      if (claimed.rows.length === 0) continue;
+      batches.push({
+        destination,
+        jobs: claimed.rows.map((r) => ({
+          pixelId: r.pixel_id,
+          eventId: r.event_id,
+          attempts: r.attempts,
+          createdAt: r.created_at,
+        })),
+      });
+    }
+    return batches;
+  }
+
+  async settle(options: {
+    destination: Destination;
+    owner: string;
+    outcomes: JobOutcome[];
+    state: { state: Destination['state']; lastError: string | null } | null;
+    emit: WebhookEvent[];
+  }): Promise<void> {
+    const d = options.destination;
+    const o = options.outcomes;
+    const ledger = o.flatMap((x) => x.attempts.map((a) => ({ x, a })));
+    await inTransaction(this.pool, async (db) => {
+      // One statement for the batch's outcomes, one for its ledger rows: only jobs whose lease
+      // this worker still holds are settled (RETURNING tells which), and only theirs logged.
+      const { rows } = await db.query<{ pixel_id: string; event_id: string }>(
+        `UPDATE forward_jobs j SET status = u.status, attempts = j.attempts + u.n,
+            reason = u.reason, last_error = u.last_error, forwarded_at = u.forwarded_at,
+            next_attempt_at = u.next_attempt_at, lease_until = NULL, lease_owner = NULL
+           FROM unnest($3::text[], $4::text[], $5::text[], $6::int[], $7::text[], $8::text[],
+             $9::timestamptz[], $10::timestamptz[])
+             AS u(pixel_id, event_id, status, n, reason, last_error, forwarded_at, next_attempt_at)
+          WHERE j.account_id = $1 AND j.destination_id = $2 AND j.pixel_id = u.pixel_id
+            AND j.event_id = u.event_id AND j.lease_owner = $11
+         RETURNING j.pixel_id, j.event_id`,
+        [
+          d.accountId,
+          d.id,
+          o.map((x) => x.pixelId),
+          o.map((x) => x.eventId),
+          o.map((x) => x.status),
+          o.map((x) => x.attempts.length),
+          o.map((x) => x.reason),
+          o.map((x) => (x.lastError === null ? null : storableText(x.lastError))),
+          o.map((x) => x.forwardedAt),
+          o.map((x) => x.nextAttemptAt),
+          options.owner,
+        ],
+      );
+      const settled = new Set(rows.map((r) => `${r.pixel_id}\u0000${r.event_id}`));
+      const kept = ledger.filter(({ x }) => settled.has(`${x.pixelId}\u0000${x.eventId}`));
+      if (kept.length > 0) {
+        await db.query(
+          `INSERT INTO forward_attempts (account_id, destination_id, pixel_id, event_id,
+              attempted_at, status_code, duration_ms, platform_response)
+           SELECT $1, $2, * FROM unnest($3::text[], $4::text[], $5::timestamptz[], $6::int[],
+             $7::int[], $8::text[])`,
+          [
+            d.accountId,
+            d.id,
+            kept.map(({ x }) => x.pixelId),
+            kept.map(({ x }) => x.eventId),
+            kept.map(({ a }) => a.attemptedAt),
+            kept.map(({ a }) => a.statusCode),
+            kept.map(({ a }) => Math.round(a.durationMs)),
+            kept.map(({ a }) => storableText(a.platformResponse)),
+          ],
+        );
+      }
+      if (options.state) {
+        await drive(
+          db,
+          destinations.setDestinationState(
+            this.runner.sql,
+            d,
+            options.state.state,
+            options.state.lastError,
+          ),
+        );
+      }
+      await writeOutbox(db, options.emit);
+    });
+  }
+
+  nextDueAt(): Promise<Date | null> {
+    return this.runner.read(() => forwarding.nextDueAt(this.runner.sql));
+  }
+
+  eventForwarding(
+    accountId: string,
+    pixelId: string,
+    eventIds: string[],
+    withLog: boolean,
+  ): Promise<Map<string, ForwardingEntry[]>> {
+    return this.runner.read(() =>
+      forwarding.eventForwarding(this.runner.sql, accountId, pixelId, eventIds, withLog),
+    );
+  }
+
+  replay(options: {
+    accountId: string;
+    pixelId: string;
+    destinationId: string;
+    from: Date;
+    to: Date;
+    statuses: ForwardStatus[];
+    now: Date;
+  }): Promise<number> {
+    const sql = this.runner.sql;
+    return this.runner.transaction(function* () {
+      const destination = yield* destinations.getDestination(
+        sql,
+        options.accountId,
+        options.pixelId,
+        options.destinationId,
+      );
+      if (!destination) return 0;
+      return yield* forwarding.replay(sql, { ...options, destination });
+    });
+  }
+
+  backlog(): Promise<DestinationBacklog[]> {
+    return this.runner.read(() => forwarding.backlog(this.runner.sql));
+  }
+}
