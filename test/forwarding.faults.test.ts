@@ -89,7 +89,12 @@ for (const store of STORES) {
                   pixel_id: pixelId,
                   event_name: 'Lead',
                   event_id: eventId,
-                  user_data: { email: `w${w}-${i}@example.com` },
+                  url: 'https://shop.example/checkout',
+                  // A website event reaches Meta only with the visitor's user agent.
+                  user_data: {
+                    email: `w${w}-${i}@example.com`,
+                    client_user_agent: 'Mozilla/5.0 (test)',
+                  },
                 }),
               });
               if (res.status === 200) acknowledged.push(eventId);

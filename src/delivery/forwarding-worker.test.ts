@@ -78,7 +78,9 @@ for (const kind of await testStores()) {
         pixel_id: pixel,
         event_name: name,
         event_id: `${prefix}-${i}`,
-        user_data: { email: `p${i}@example.com` },
+        url: 'https://shop.example/checkout',
+        // A website event reaches Meta only with the visitor's user agent (Meta's rule).
+        user_data: { email: `p${i}@example.com`, client_user_agent: 'Mozilla/5.0 (test)' },
       }));
       for (let i = 0; i < events.length; i += 1000) {
         const res = await h.request(acme, {

@@ -36,7 +36,8 @@ export interface PlatformServer {
   hangIf?: (request: ReceivedRequest) => boolean;
   requests: ReceivedRequest[];
   /** Resolves once `predicate` holds (checked on every arrival). */
-  waitFor(predicate: () => boolean): Promise<void>;
+  /** Resolves once `predicate` holds after a request; rejects after `timeoutMs` (a test never hangs). */
+  waitFor(predicate: () => boolean, timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -100,11 +101,16 @@ export async function startPlatformServer(
     origin: `http://127.0.0.1:${port}`,
     mode: 'normal',
     requests: [],
-    waitFor(predicate) {
+    waitFor(predicate, timeoutMs = 30_000) {
       if (predicate()) return Promise.resolve();
-      return new Promise((resolve) => {
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiters.delete(wake);
+          reject(new Error(`the platform stand-in waited ${timeoutMs} ms in vain`));
+        }, timeoutMs);
         const wake = () => {
           if (!predicate()) return;
+          clearTimeout(timer);
           waiters.delete(wake);
           resolve();
         };

@@ -76,7 +76,9 @@ for (const kind of await testStores()) {
         pixel_id: pixel,
         event_name: 'Lead',
         event_id: 'lead-1',
-        user_data: { email: 'jane@example.com' },
+        url: 'https://shop.example/checkout',
+        // A website event reaches Meta only with the visitor's user agent (Meta's rule).
+        user_data: { email: 'jane@example.com', client_user_agent: 'Mozilla/5.0 (test)' },
       });
       assert.equal(tracked.statusCode, 200, tracked.body);
       const list = await h.request(acme, { method: 'GET', url: `/v1/pixels/${pixel}/events` });
@@ -126,7 +128,9 @@ for (const kind of await testStores()) {
         pixel_id: pixel,
         event_name: 'Lead',
         event_id: 'early-1',
-        user_data: { email: 'early@example.com' },
+        url: 'https://shop.example/checkout',
+        // A website event reaches Meta only with the visitor's user agent (Meta's rule).
+        user_data: { email: 'early@example.com', client_user_agent: 'Mozilla/5.0 (test)' },
       });
       const res = await h.request(acme, {
         method: 'POST',
