@@ -72,10 +72,12 @@ export function prepareEvent(accountId: string, body: unknown, receivedAt: Date)
   if (input.user_data !== undefined) {
     const hashed = hashContact(contact);
     const { hashes, location } = platformUserData(contact, hashed);
-    userData = { ...hashed.hashes, ...matchKeyHashes(matchKeys) };
+    // Most events carry no match keys: their record's user_data is the contact hashes alone.
+    const hasMatchKeys = Object.keys(matchKeys).length > 0;
+    userData = hasMatchKeys ? { ...hashed.hashes, ...matchKeyHashes(matchKeys) } : hashed.hashes;
     ingested = {
       hashes,
-      matchKeys: Object.keys(matchKeys).length > 0 ? matchKeys : null,
+      matchKeys: hasMatchKeys ? matchKeys : null,
       location: hasLocation(location) ? location : null,
     };
   }
