@@ -59,6 +59,16 @@ const cases: Array<[string, (i: number) => unknown]> = [
   ['isIsoDateTime (bench timestamp)', () => isIsoDateTime(plain['timestamp'] as string)],
   ['authenticateKey (checksum + hash)', () => authenticateKey(lookup, key.apiKey)],
 ];
+// Since issue 21 the HTTP layer remembers each header's hash for a second (src/http/auth.ts).
+const auth = (await import('../src/http/auth.ts')) as Partial<typeof import('../src/http/auth.ts')>;
+if (auth.KeyHashes) {
+  const hashes = new auth.KeyHashes({ now: () => new Date() });
+  const header = `Bearer ${key.apiKey}`;
+  cases.push([
+    'authenticateRequest (remembered hash)',
+    () => auth.authenticateRequest!(lookup, hashes, header),
+  ]);
+}
 for (const [label, work] of cases) {
   console.log(`${label.padEnd(40)} ${(await cpuMicros(work)).toFixed(2)} µs`);
 }
