@@ -16,15 +16,20 @@ const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const HOSTNAME =
   /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/i;
 
-function validCalendarDate(y: string, m: string, d: string): boolean {
-  // setUTCFullYear, not Date.UTC: Date.UTC reads years 0–99 as 1900–1999.
-  const date = new Date(0);
-  date.setUTCFullYear(Number(y), Number(m) - 1, Number(d));
-  return (
-    date.getUTCFullYear() === Number(y) &&
-    date.getUTCMonth() === Number(m) - 1 &&
-    date.getUTCDate() === Number(d)
-  );
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/**
+ * Whether the day exists in the proleptic Gregorian calendar (what Date uses, year 0 a leap
+ * year): by arithmetic, as every tracked event's timestamp is checked (issue 21; checked equal
+ * to the Date round trip it replaced by fast-check in validation.test.ts).
+ */
+export function validCalendarDate(y: string, m: string, d: string): boolean {
+  const year = Number(y);
+  const month = Number(m);
+  const day = Number(d);
+  if (month < 1 || month > 12 || day < 1) return false;
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  return day <= (month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]!);
 }
 
 /** ISO 8601 date-time that names its offset (`Z` or `±hh:mm`): no guessing the caller's zone. */

@@ -17,7 +17,7 @@ import { assertScopeAllows } from '../domain/keys/keys.ts';
 import type { Account } from '../domain/model.ts';
 import { withPixelCache } from '../domain/pixels/pixel-cache.ts';
 import { compileValidator } from '../domain/validation.ts';
-import { authenticateRequest } from './auth.ts';
+import { authenticateRequest, KeyHashes } from './auth.ts';
 import { decodeBody } from './content-encoding.ts';
 import { registerDashboard } from './dashboard/plugin.ts';
 import type { App, AppDeps } from './deps.ts';
@@ -351,6 +351,8 @@ export async function buildApp(given: AppDeps): Promise<App> {
 
   // Key lookups are reused for at most 1 s (the contract's bound for plan changes).
   const keys = new ApiKeyCache(deps.store.accounts, deps.clock);
+  // Each presented key's checksum and hash, remembered for at most the same second (auth.ts).
+  const keyHashes = new KeyHashes(deps.clock);
   const keyUsage = new KeyUsage(deps.store.keys, deps.clock, (error) =>
     app.log.warn({ err: error }, 'could not record a key use'),
   );
@@ -358,6 +360,7 @@ export async function buildApp(given: AppDeps): Promise<App> {
   const streams = new OpenStreams();
   app.addHook('preClose', (done) => {
     streams.endAll();
+    keyHashes.clear();
     done();
   });
   await app.register(async (v1) => {
@@ -380,7 +383,7 @@ export async function buildApp(given: AppDeps): Promise<App> {
     v1.addHook('onRequest', async (request, reply) => {
       const now = deps.clock.now();
       try {
-        const key = await authenticateRequest(keys, request.headers.authorization);
+        const key = await authenticateRequest(keys, keyHashes, request.headers.authorization);
         request.account = key.account;
         request.apiKey = { id: key.keyId, scope: key.scope };
         keyUsage.record(key.keyId);

@@ -199,7 +199,15 @@ export async function authenticateKey(
   if (presented === undefined || !hasValidChecksum(presented)) {
     throw new TrackwayError('unauthorized', INVALID_API_KEY);
   }
-  const found = await keys.findByKeyHash(hashApiKey(presented));
+  return authenticateKeyHash(keys, hashApiKey(presented));
+}
+
+/** As authenticateKey, for a key whose checksum was checked and whose hash is known already. */
+export async function authenticateKeyHash(
+  keys: Pick<AccountStore, 'findByKeyHash'>,
+  hash: string,
+): Promise<{ account: Account; keyId: string; scope: KeyScope }> {
+  const found = await keys.findByKeyHash(hash);
   if (!found) throw new TrackwayError('unauthorized', INVALID_API_KEY);
   assertApiAccess(found.account);
   return found;

@@ -13,7 +13,7 @@ import type { InsertOutcome } from '../ports.ts';
 import { compileValidator } from '../validation.ts';
 import { type TrackEventResponse, TrackEventSchema } from './schemas.ts';
 import { eventNameWarning } from './standard-events.ts';
-import { hashUserData } from './user-data.ts';
+import { hashContact } from './user-data.ts';
 
 const MAX_FUTURE_MS = 10 * 60 * 1000;
 const MAX_CUSTOM_DATA_BYTES = 16_384;
@@ -70,12 +70,14 @@ export function prepareEvent(accountId: string, body: unknown, receivedAt: Date)
   let userData: Record<string, string> | null = null;
   let ingested: IngestedMatchData = { hashes: null, matchKeys: null, location: null };
   if (input.user_data !== undefined) {
-    const own = hashUserData(contact);
-    const { hashes, location } = platformUserData(contact, own);
-    userData = { ...own, ...matchKeyHashes(matchKeys) };
+    const hashed = hashContact(contact);
+    const { hashes, location } = platformUserData(contact, hashed);
+    // Most events carry no match keys: their record's user_data is the contact hashes alone.
+    const hasMatchKeys = Object.keys(matchKeys).length > 0;
+    userData = hasMatchKeys ? { ...hashed.hashes, ...matchKeyHashes(matchKeys) } : hashed.hashes;
     ingested = {
       hashes,
-      matchKeys: Object.keys(matchKeys).length > 0 ? matchKeys : null,
+      matchKeys: hasMatchKeys ? matchKeys : null,
       location: hasLocation(location) ? location : null,
     };
   }

@@ -103,18 +103,50 @@ export function normaliseUserDataField(
   return normalised;
 }
 
-/** Returns a new object with the same fields, each hashed (or kept, if already a hash). */
-export function hashUserData(input: UserData): UserData {
+/**
+ * One event's contact data hashed for its record, with what the per-platform forms reuse
+ * (platform-user-data.ts): each field's normalised value, and a SHA-256 that computes each
+ * distinct string once per event (Meta's, GA4's and TikTok's forms of a name or an email are
+ * often the same string).
+ */
+export interface HashedContact {
+  /** The record's user_data: each field hashed, or kept if the caller sent a hash. */
+  hashes: UserData;
+  /** Each field's normalised value, for the fields the caller did not send hashed. */
+  normalised: UserData;
+  sha256(value: string): string;
+}
+
+export function hashContact(input: UserData): HashedContact {
+  const memo = new Map<string, string>();
+  const sha256 = (value: string): string => {
+    let hex = memo.get(value);
+    if (hex === undefined) {
+      hex = sha256Hex(value);
+      memo.set(value, hex);
+    }
+    return hex;
+  };
   const rawCountry = input.country;
   const context =
     rawCountry !== undefined && !isSha256Hex(rawCountry) ? { country: rawCountry } : {};
-  const hashed: UserData = {};
+  const hashes: UserData = {};
+  const normalised: UserData = {};
   for (const field of USER_DATA_FIELDS) {
     const value = input[field];
     if (value === undefined) continue;
-    hashed[field] = isSha256Hex(value)
-      ? value
-      : sha256Hex(normaliseUserDataField(field, value, context));
+    if (isSha256Hex(value)) {
+      hashes[field] = value;
+      continue;
+    }
+    const text = normaliseUserDataField(field, value, context);
+    normalised[field] = text;
+    hashes[field] = sha256(text);
   }
-  return hashed;
+  return { hashes, normalised, sha256 };
+}
+
+/** Returns a new object with the same fields, each hashed (or kept, if already a hash). */
+export function hashUserData(input: UserData): UserData {
+  return hashContact(input).hashes;
 }

@@ -15,6 +15,7 @@
  */
 
 import type { MatchQuality } from '../model.ts';
+import type { RawMatchKeys } from './match-keys.ts';
 import { type MetaMatchKey, metaKeysOf, metaKeysProblem, metaUserData } from './meta-user-data.ts';
 import type { ForwardableEvent } from './model.ts';
 import { metaHashesOfRecord } from './platform-user-data.ts';
@@ -38,15 +39,51 @@ const WEIGHTS: ReadonlyArray<{ key: string; meta: MetaMatchKey; weight: number }
   { key: 'zip', meta: 'zp', weight: 0.1 },
 ];
 
+/** Where each WEIGHTS entry is found in a forwardable event: a Meta hash or a raw match key. */
+const RAW_FIELDS: Partial<Record<MetaMatchKey, keyof RawMatchKeys>> = {
+  client_ip_address: 'clientIpAddress',
+  client_user_agent: 'clientUserAgent',
+  fbc: 'fbc',
+  fbp: 'fbp',
+};
+
+/**
+ * The estimate depends only on which of the 13 keys are present, so it is computed once per
+ * combination (at most 2^13) and shared, frozen: every event with email, phone and country
+ * gets the same object. Ingestion computes it for every event (issue 21).
+ */
+const BY_PRESENCE = new Map<number, MatchQuality>();
+
 export function matchQuality(
   forwardable: Pick<ForwardableEvent, 'hashes' | 'matchKeys'>,
 ): MatchQuality {
-  const present = metaKeysOf(metaUserData(forwardable));
+  const meta = forwardable.hashes.meta as Record<string, string | undefined>;
+  const raw = forwardable.matchKeys;
+  let presence = 0;
+  for (let i = 0; i < WEIGHTS.length; i++) {
+    const key = WEIGHTS[i]!.meta;
+    const field = RAW_FIELDS[key];
+    const value = field === undefined ? meta[key] : raw?.[field];
+    if (value !== undefined) presence |= 1 << i;
+  }
+  let quality = BY_PRESENCE.get(presence);
+  if (quality === undefined) {
+    quality = estimate(metaKeysOf(metaUserData(forwardable)));
+    BY_PRESENCE.set(presence, quality);
+  }
+  return quality;
+}
+
+function estimate(present: ReadonlySet<MetaMatchKey>): MatchQuality {
   const keys = WEIGHTS.filter((w) => present.has(w.meta));
   const missing = WEIGHTS.filter((w) => !present.has(w.meta)).map((w) => w.key);
   const rejected = metaKeysProblem(present) !== null;
   const total = rejected ? 0 : keys.reduce((sum, w) => sum + w.weight, 0);
-  return { score: Math.round(total * 10) / 10, keys: keys.map((w) => w.key), missing };
+  return Object.freeze({
+    score: Math.round(total * 10) / 10,
+    keys: Object.freeze(keys.map((w) => w.key)),
+    missing: Object.freeze(missing),
+  }) as MatchQuality;
 }
 
 /**

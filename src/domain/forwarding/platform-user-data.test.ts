@@ -1,8 +1,21 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import fc from 'fast-check';
 import { TrackwayError } from '../errors.ts';
-import { sha256Hex } from '../events/user-data.ts';
-import { normaliseE164, normaliseGa4Email, platformUserData } from './platform-user-data.ts';
+import {
+  hashUserData,
+  isSha256Hex,
+  normaliseUserDataField,
+  sha256Hex,
+  type UserData,
+} from '../events/user-data.ts';
+import {
+  normaliseE164,
+  normaliseGa4Email,
+  type PlatformHashes,
+  type PlatformLocation,
+  platformUserData,
+} from './platform-user-data.ts';
 
 // Hashes are written out literally so that a change in normalisation fails here.
 // Meta: "Customer Information Parameters" (developers.facebook.com/docs/marketing-api/
@@ -117,6 +130,150 @@ describe('per-platform user_data at ingestion', () => {
     assert.throws(
       () => platformUserData({ phone: '650 555 1212' }),
       (error) => error instanceof TrackwayError && error.field === 'user_data.phone',
+    );
+  });
+});
+
+/**
+ * The implementation before issue 21 (each platform normalised and hashed every value anew),
+ * kept as the reference the faster one must agree with on any input.
+ */
+function referencePlatformUserData(raw: UserData): {
+  hashes: PlatformHashes;
+  location: PlatformLocation;
+} {
+  const own = hashUserData(raw);
+  const hashOrPass = (value: string | undefined, normalise: (raw: string) => string) => {
+    if (value === undefined) return undefined;
+    if (isSha256Hex(value)) return value;
+    const normalised = normalise(value);
+    return normalised === '' ? undefined : sha256Hex(normalised);
+  };
+  const plain = (value: string | undefined, normalise: (raw: string) => string) => {
+    if (value === undefined || isSha256Hex(value)) return undefined;
+    const normalised = normalise(value);
+    return normalised === '' ? undefined : normalised;
+  };
+  const compact = <T extends object>(value: T): T => {
+    for (const key of Object.keys(value) as Array<keyof T>) {
+      if (value[key] === undefined) delete value[key];
+    }
+    return value;
+  };
+  const ga4Text = (v: string) =>
+    v
+      .toLowerCase()
+      .replace(/[\p{N}\p{P}\p{S}]/gu, '')
+      .replace(/\s+/g, ' ')
+      .trim();
+  const tiktokName = (v: string) =>
+    v
+      .toLowerCase()
+      .replace(/[\p{P}\p{S}]/gu, '')
+      .replace(/\s+/g, '');
+  const country = (value: string) => normaliseUserDataField('country', value, {});
+  const meta = compact({
+    em: own.email,
+    ph: own.phone,
+    fn: own.first_name,
+    ln: own.last_name,
+    ct: own.city,
+    st: own.state,
+    zp: own.zip,
+    country: own.country,
+    external_id: own.external_id,
+  });
+  return {
+    hashes: {
+      meta,
+      ga4: compact({
+        sha256_email_address: hashOrPass(raw.email, normaliseGa4Email),
+        sha256_phone_number: hashOrPass(raw.phone, normaliseE164),
+        sha256_first_name: hashOrPass(raw.first_name, ga4Text),
+        sha256_last_name: hashOrPass(raw.last_name, ga4Text),
+        user_id: meta.external_id,
+      }),
+      tiktok: compact({
+        email: meta.em,
+        phone: hashOrPass(raw.phone, normaliseE164),
+        external_id: meta.external_id,
+        first_name: hashOrPass(raw.first_name, tiktokName),
+        last_name: hashOrPass(raw.last_name, tiktokName),
+        zip_code: hashOrPass(raw.zip, (zip) => zip.toLowerCase().replace(/\s+/g, '')),
+      }),
+    },
+    location: {
+      ga4: compact({
+        city: plain(raw.city, ga4Text),
+        region: plain(raw.state, ga4Text),
+        country: plain(raw.country, country),
+      }),
+      tiktok: compact({
+        city: plain(raw.city, (city) => normaliseUserDataField('city', city, {})),
+        state: plain(raw.state, (state) => normaliseUserDataField('state', state, {})),
+        country: plain(raw.country, country),
+      }),
+    },
+  };
+}
+
+function outcome(run: () => unknown): unknown {
+  try {
+    return { value: JSON.stringify(run()) };
+  } catch (error) {
+    return { error: (error as TrackwayError).message };
+  }
+}
+
+describe('per-platform user_data, each value normalised and hashed once (issue 21)', () => {
+  const text = fc.oneof(
+    fc.string({ maxLength: 12 }),
+    fc.constantFrom(
+      ' Jane.Doe@GMail.com ',
+      'a.b@googlemail.com',
+      'x@example.com',
+      '@x',
+      '+1 (650) 555-0199',
+      '+44 20 7946 0958',
+      '650 555 1212',
+      'Mary  Jane',
+      "O'Neil 3rd",
+      'SW1A 1AA',
+      '94107-1234',
+      'US',
+      ' gb ',
+      'zz',
+      'New York',
+      '',
+      '  ',
+      '!!',
+    ),
+    fc.constant(sha256Hex('someone')),
+  );
+  const userData = fc.record(
+    {
+      email: text,
+      phone: text,
+      first_name: text,
+      last_name: text,
+      city: text,
+      state: text,
+      zip: text,
+      country: text,
+      external_id: text,
+    },
+    { requiredKeys: [] },
+  );
+
+  it('gives exactly what the per-platform implementation gave, errors included', () => {
+    fc.assert(
+      fc.property(userData, (raw) => {
+        assert.deepEqual(
+          outcome(() => platformUserData(raw)),
+          outcome(() => referencePlatformUserData(raw)),
+        );
+      }),
+      { numRuns: 3_000 },
     );
   });
 });

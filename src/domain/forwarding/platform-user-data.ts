@@ -16,10 +16,10 @@
  * fields, and left out of the unhashed ones.
  */
 import {
-  hashUserData,
+  type HashedContact,
+  hashContact,
   isSha256Hex,
   normaliseUserDataField,
-  sha256Hex,
   type UserData,
 } from '../events/user-data.ts';
 
@@ -78,18 +78,17 @@ const META_KEYS = {
   external_id: 'external_id',
 } as const;
 
+const META_ENTRIES = Object.entries(META_KEYS) as Array<
+  [keyof typeof META_KEYS, (typeof META_KEYS)[keyof typeof META_KEYS]]
+>;
+
 const GMAIL_DOMAINS = new Set(['gmail.com', 'googlemail.com']);
 const DIGITS_AND_SYMBOLS = /[\p{N}\p{P}\p{S}]/gu;
 const PUNCTUATION_AND_SYMBOLS = /[\p{P}\p{S}]/gu;
 
 /** Google: "remove all periods (.) that precede the domain name in gmail.com and googlemail.com". */
 export function normaliseGa4Email(raw: string): string {
-  const email = normaliseUserDataField('email', raw, {});
-  const at = email.lastIndexOf('@');
-  const domain = email.slice(at + 1);
-  return GMAIL_DOMAINS.has(domain)
-    ? email.slice(0, at).replaceAll('.', '') + email.slice(at)
-    : email;
+  return ga4Email(normaliseUserDataField('email', raw, {}));
 }
 
 /** E.164 with its `+` (GA4 and TikTok), from Trackway's own validated digits. */
@@ -107,73 +106,108 @@ function tiktokName(raw: string): string {
   return raw.toLowerCase().replace(PUNCTUATION_AND_SYMBOLS, '').replace(/\s+/g, '');
 }
 
-function hashOrPass(value: string | undefined, normalise: (raw: string) => string) {
-  if (value === undefined) return undefined;
-  if (isSha256Hex(value)) return value;
-  const normalised = normalise(value);
-  return normalised === '' ? undefined : sha256Hex(normalised);
-}
-
-function plain(value: string | undefined, normalise: (raw: string) => string) {
-  if (value === undefined || isSha256Hex(value)) return undefined;
-  const normalised = normalise(value);
-  return normalised === '' ? undefined : normalised;
-}
-
-function compact<T extends object>(value: T): T {
-  for (const key of Object.keys(value) as Array<keyof T>) {
-    if (value[key] === undefined) delete value[key];
-  }
-  return value;
+/** Sets `key` only when there is a value: no `undefined` keys to delete afterwards. */
+function put<T extends object, K extends keyof T>(target: T, key: K, value: T[K] | undefined) {
+  if (value !== undefined) target[key] = value;
 }
 
 /**
  * All platforms' forms of one event's contact data. Throws the same `invalid_request` errors as
  * `hashUserData()` for values no platform could use (a malformed email or phone).
+ *
+ * Every value is normalised once for the record (`hashContact`) and its platform forms derived
+ * from that, and each distinct string is hashed once per event: GA4's and TikTok's phone are
+ * the same `+digits`, a name is often the same string for all three platforms.
  */
 export function platformUserData(
   raw: UserData,
-  /** The record's own hashes of `raw`, when the caller has them already (ingestion does). */
-  own: UserData = hashUserData(raw),
+  /** The record's own hashing of `raw`, when the caller has it already (ingestion does). */
+  contact: HashedContact = hashContact(raw),
 ): {
   hashes: PlatformHashes;
   location: PlatformLocation;
 } {
-  const meta: MetaUserDataHashes = {};
-  for (const [field, key] of Object.entries(META_KEYS)) {
-    const hash = own[field as keyof typeof META_KEYS];
-    if (hash !== undefined) meta[key] = hash;
-  }
-
-  const country = (value: string) => normaliseUserDataField('country', value, {});
-  const ga4 = compact<Ga4UserDataHashes>({
-    sha256_email_address: hashOrPass(raw.email, normaliseGa4Email),
-    sha256_phone_number: hashOrPass(raw.phone, normaliseE164),
-    sha256_first_name: hashOrPass(raw.first_name, ga4Text),
-    sha256_last_name: hashOrPass(raw.last_name, ga4Text),
-    user_id: meta.external_id,
-  });
-  const tiktok = compact<TiktokUserDataHashes>({
-    email: meta.em,
-    phone: hashOrPass(raw.phone, normaliseE164),
-    external_id: meta.external_id,
-    first_name: hashOrPass(raw.first_name, tiktokName),
-    last_name: hashOrPass(raw.last_name, tiktokName),
-    zip_code: hashOrPass(raw.zip, (zip) => zip.toLowerCase().replace(/\s+/g, '')),
-  });
-  const location: PlatformLocation = {
-    ga4: compact({
-      city: plain(raw.city, ga4Text),
-      region: plain(raw.state, ga4Text),
-      country: plain(raw.country, country),
-    }),
-    tiktok: compact({
-      city: plain(raw.city, (city) => normaliseUserDataField('city', city, {})),
-      state: plain(raw.state, (state) => normaliseUserDataField('state', state, {})),
-      country: plain(raw.country, country),
-    }),
+  const own = contact.hashes;
+  const normalised = contact.normalised;
+  const sha256 = contact.sha256;
+  // A value the caller sent hashed is passed on as it is; otherwise it was normalised (and
+  // refused if no platform could use it) by hashContact.
+  const hashOrPass = (
+    value: string | undefined,
+    normalise: (own: string, raw: string) => string,
+    field: keyof UserData,
+  ): string | undefined => {
+    if (value === undefined) return undefined;
+    if (isSha256Hex(value)) return value;
+    const text = normalise(normalised[field]!, value);
+    return text === '' ? undefined : sha256(text);
   };
-  return { hashes: { meta, ga4, tiktok }, location };
+
+  const meta: MetaUserDataHashes = {};
+  for (const [field, key] of META_ENTRIES) put(meta, key, own[field]);
+
+  const phone = hashOrPass(raw.phone, (digits) => `+${digits}`, 'phone');
+  const ga4: Ga4UserDataHashes = {};
+  put(ga4, 'sha256_email_address', hashOrPass(raw.email, ga4Email, 'email'));
+  put(ga4, 'sha256_phone_number', phone);
+  put(
+    ga4,
+    'sha256_first_name',
+    hashOrPass(raw.first_name, (_, v) => ga4Text(v), 'first_name'),
+  );
+  put(
+    ga4,
+    'sha256_last_name',
+    hashOrPass(raw.last_name, (_, v) => ga4Text(v), 'last_name'),
+  );
+  put(ga4, 'user_id', meta.external_id);
+  const tiktok: TiktokUserDataHashes = {};
+  put(tiktok, 'email', meta.em);
+  put(tiktok, 'phone', phone);
+  put(tiktok, 'external_id', meta.external_id);
+  put(
+    tiktok,
+    'first_name',
+    hashOrPass(raw.first_name, (_, v) => tiktokName(v), 'first_name'),
+  );
+  put(
+    tiktok,
+    'last_name',
+    hashOrPass(raw.last_name, (_, v) => tiktokName(v), 'last_name'),
+  );
+  put(
+    tiktok,
+    'zip_code',
+    hashOrPass(raw.zip, (_, v) => v.toLowerCase().replace(/\s+/g, ''), 'zip'),
+  );
+
+  // Unhashed: only from values the caller did not hash (normalised is empty for those).
+  const ga4Location: PlatformLocation['ga4'] = {};
+  const tiktokLocation: PlatformLocation['tiktok'] = {};
+  if (normalised.city !== undefined) {
+    put(ga4Location, 'city', nonEmpty(ga4Text(raw.city!)));
+  }
+  if (normalised.state !== undefined) {
+    put(ga4Location, 'region', nonEmpty(ga4Text(raw.state!)));
+  }
+  put(ga4Location, 'country', normalised.country);
+  put(tiktokLocation, 'city', normalised.city);
+  put(tiktokLocation, 'state', normalised.state);
+  put(tiktokLocation, 'country', normalised.country);
+  return { hashes: { meta, ga4, tiktok }, location: { ga4: ga4Location, tiktok: tiktokLocation } };
+}
+
+function nonEmpty(value: string): string | undefined {
+  return value === '' ? undefined : value;
+}
+
+/** GA4's email from Trackway's normalised one: without the local part's dots on Gmail. */
+function ga4Email(email: string): string {
+  const at = email.lastIndexOf('@');
+  const domain = email.slice(at + 1);
+  return GMAIL_DOMAINS.has(domain)
+    ? email.slice(0, at).replaceAll('.', '') + email.slice(at)
+    : email;
 }
 
 /**
