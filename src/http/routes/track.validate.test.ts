@@ -179,6 +179,17 @@ for (const kind of await testStores()) {
       assert.deepEqual(validated.json(), tracked.json());
     });
 
+    it('counts against the rate limit, a 400 included, as /v1/track does', async () => {
+      const first = await validate(acme, body(pixel));
+      const bad = await validate(acme, { event_name: 'Lead' });
+      assert.equal(bad.statusCode, 400);
+      assert.match(String(first.headers['x-ratelimit-remaining']), /^\d+$/);
+      assert.equal(
+        Number(bad.headers['x-ratelimit-remaining']),
+        Number(first.headers['x-ratelimit-remaining']) - 1,
+      );
+    });
+
     it('may be called with an ingest key', async () => {
       const created = await h.request(acme, {
         method: 'POST',
