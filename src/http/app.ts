@@ -50,6 +50,7 @@ import { registerUpdatePixel } from './routes/pixels.update.ts';
 import { registerGetStats } from './routes/stats.get.ts';
 import { registerTrackBatch } from './routes/track.batch.post.ts';
 import { registerTrack } from './routes/track.post.ts';
+import { registerValidateTrack } from './routes/track.validate.ts';
 import { registerCreateWebhook } from './routes/webhooks.create.ts';
 import { registerDeleteWebhook } from './routes/webhooks.delete.ts';
 import { registerListDeliveries } from './routes/webhooks.deliveries.list.ts';
@@ -400,6 +401,7 @@ export async function buildApp(given: AppDeps): Promise<App> {
     });
     registerTrack(v1, deps);
     registerTrackBatch(v1, deps);
+    registerValidateTrack(v1, deps);
     registerListPixels(v1, deps);
     registerCreatePixel(v1, deps);
     registerGetPixel(v1, deps);

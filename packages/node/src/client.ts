@@ -32,6 +32,7 @@ const OPERATIONS = {
   getReadiness: ['GET', '/readyz'],
   trackEvent: ['POST', '/v1/track'],
   trackEventBatch: ['POST', '/v1/track/batch'],
+  validateEvent: ['POST', '/v1/track/validate'],
   listPixels: ['GET', '/v1/pixels'],
   createPixel: ['POST', '/v1/pixels'],
   getPixel: ['GET', '/v1/pixels/{pixel_id}'],
@@ -75,6 +76,7 @@ const RETRY_SERVER_ERRORS: ReadonlySet<OperationId> = new Set<OperationId>([
   'getReadiness',
   'trackEvent', // idempotent once an event_id is set, which track methods ensure
   'trackEventBatch',
+  'validateEvent', // stores and sends nothing
   'listPixels',
   'getPixel',
   'updatePixel',
@@ -228,6 +230,11 @@ export class Trackway {
       this.call('trackEventBatch', {
         body: { events: events.map((e) => ({ ...e, event_id: e.event_id ?? newId() })) },
       }),
+    /**
+     * What `track` would store for this event and what each destination would be sent, without
+     * storing or sending anything (`POST /v1/track/validate`).
+     */
+    validate: (event: TrackEvent) => this.call('validateEvent', { body: event }),
     list: (pixelId: string, query?: QueryOf<'listEvents'>) =>
       this.call('listEvents', { path: { pixel_id: pixelId }, query }),
     /** Every page of `list`, fetched as the loop asks for it. */

@@ -95,6 +95,15 @@ describe('@trackway/node against a real server (SQLite)', () => {
     assert.equal((await client.pixels.update(pixel.id, { name: 'Shop 2' })).name, 'Shop 2');
     assert.ok((await client.pixels.list({ limit: 100 })).pixels.some((p) => p.id === pixel.id));
 
+    const checked = await client.events.validate({
+      pixel_id: pixel.id,
+      event_name: 'Lead',
+      user_data: { email: 'jane@example.com' },
+    });
+    assert.equal(checked.valid, true);
+    assert.match(checked.event.user_data?.['email'] ?? '', /^[0-9a-f]{64}$/);
+    assert.deepEqual(checked.destinations, []);
+    // Validate stores nothing: the list below counts only the two events tracked.
     const one = await client.events.track({ pixel_id: pixel.id, event_name: 'Lead' });
     assert.equal(one.success, true);
     assert.match(one.event_id, /^evt_[0-9a-f-]{36}$/);

@@ -350,3 +350,63 @@ export const EventListSchema = Type.Object({
   offset: Type.Integer(),
 });
 export type EventList = Static<typeof EventListSchema>;
+
+const RECORD_EXAMPLE = (EventRecordSchema.examples as Array<Record<string, unknown>>)[0];
+
+export const DestinationVerdictSchema = Type.Object({
+  destination_id: Type.String(),
+  platform: Type.Union([Type.Literal('meta'), Type.Literal('ga4'), Type.Literal('tiktok')]),
+  would_forward: Type.Boolean(),
+  reason: Type.Optional(Type.String({ description: 'Why not, when `would_forward` is false.' })),
+  payload: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], {
+    description:
+      'The exact request body the destination would be sent (null when the platform would be sent nothing). The body only: credentials travel in the query or headers and are never shown.',
+  }),
+});
+
+export const ValidateEventResponseSchema = Type.Object(
+  {
+    valid: Type.Literal(true),
+    event: EventRecordSchema,
+    destinations: Type.Array(DestinationVerdictSchema, {
+      description: "One entry per destination of the pixel, in the destinations list's order.",
+    }),
+  },
+  {
+    examples: [
+      {
+        valid: true,
+        event: { ...RECORD_EXAMPLE, forwarding: [] },
+        destinations: [
+          {
+            destination_id: 'dst_4f8Kq2ZxY7mN3pLw',
+            platform: 'meta',
+            would_forward: true,
+            payload: {
+              data: [
+                {
+                  event_name: 'Purchase',
+                  event_time: 1764009730,
+                  event_id: 'order-10045',
+                  action_source: 'website',
+                  user_data: {
+                    em: ['8c87b489ce35cf2e2f39f80e282cb2e804932a56a213983eeeb428407d43b52d'],
+                  },
+                  event_source_url: 'https://shop.example.com/checkout/thank-you',
+                  custom_data: { value: 49.99, currency: 'USD', order_id: '10045', items: 2 },
+                },
+              ],
+            },
+          },
+          {
+            destination_id: 'dst_9Tc3Vb6Xn1Qw8ErY',
+            platform: 'ga4',
+            would_forward: false,
+            reason: 'missing user_data.ga_client_id, which GA4 requires as client_id',
+            payload: null,
+          },
+        ],
+      },
+    ],
+  },
+);

@@ -78,6 +78,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/track/validate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Validate an event without sending it
+         * @description Takes a `/v1/track` body and answers with the record `/v1/track` would store (normalised and hashed) and, for each of the pixel's destinations, whether it would be forwarded, why not, and the exact request body it would be sent. Nothing is stored or sent; the call counts against the rate limit. Bad input gets the same 400 as `/v1/track`.
+         */
+        post: operations["validateEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/pixels": {
         parameters: {
             query?: never;
@@ -1297,6 +1317,23 @@ export interface components {
             /** @constant */
             status: "ready";
         };
+        ValidateEventResponse: {
+            /** @constant */
+            valid: true;
+            event: components["schemas"]["EventRecord"];
+            /** @description One entry per destination of the pixel, in the destinations list's order. */
+            destinations: {
+                destination_id: string;
+                platform: "meta" | "ga4" | "tiktok";
+                would_forward: boolean;
+                /** @description Why not, when `would_forward` is false. */
+                reason?: string;
+                /** @description The exact request body the destination would be sent (null when the platform would be sent nothing). The body only: credentials travel in the query or headers and are never shown. */
+                payload: {
+                    [key: string]: unknown;
+                } | null;
+            }[];
+        };
         GetPixelResponse: {
             id: string;
             name: string;
@@ -1936,6 +1973,153 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    validateEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "pixel_id": "px_7Hq2LmN4pR8sT1vW",
+                 *       "event_name": "Purchase",
+                 *       "event_id": "order-10045",
+                 *       "value": 49.99,
+                 *       "currency": "USD",
+                 *       "timestamp": "2026-11-24T18:42:10Z",
+                 *       "url": "https://shop.example.com/checkout/thank-you",
+                 *       "action_source": "website",
+                 *       "user_data": {
+                 *         "email": "jane@example.com",
+                 *         "phone": "+1 650 555 1212",
+                 *         "country": "US",
+                 *         "client_ip_address": "203.0.113.7",
+                 *         "client_user_agent": "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7)",
+                 *         "fbp": "fb.1.1732473730000.1098115397"
+                 *       },
+                 *       "custom_data": {
+                 *         "order_id": "10045",
+                 *         "items": 2
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["TrackEvent"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "valid": true,
+                     *       "event": {
+                     *         "event_id": "order-10045",
+                     *         "event_name": "Purchase",
+                     *         "value": 49.99,
+                     *         "currency": "USD",
+                     *         "timestamp": "2026-11-24T18:42:10.000Z",
+                     *         "status": "processed",
+                     *         "pixel_id": "px_7Hq2LmN4pR8sT1vW",
+                     *         "url": "https://shop.example.com/checkout/thank-you",
+                     *         "referrer": null,
+                     *         "title": null,
+                     *         "search_string": null,
+                     *         "custom_data": {
+                     *           "order_id": "10045",
+                     *           "items": 2
+                     *         },
+                     *         "user_data": {
+                     *           "email": "8c87b489ce35cf2e2f39f80e282cb2e804932a56a213983eeeb428407d43b52d"
+                     *         },
+                     *         "action_source": "website",
+                     *         "match_quality": {
+                     *           "score": 2.5,
+                     *           "keys": [
+                     *             "email"
+                     *           ],
+                     *           "missing": [
+                     *             "fbc",
+                     *             "phone",
+                     *             "external_id",
+                     *             "fbp",
+                     *             "client_ip_address",
+                     *             "client_user_agent",
+                     *             "country",
+                     *             "first_name",
+                     *             "last_name",
+                     *             "city",
+                     *             "state",
+                     *             "zip"
+                     *           ]
+                     *         },
+                     *         "received_at": "2026-11-24T18:42:10.412Z",
+                     *         "forwarding": []
+                     *       },
+                     *       "destinations": [
+                     *         {
+                     *           "destination_id": "dst_4f8Kq2ZxY7mN3pLw",
+                     *           "platform": "meta",
+                     *           "would_forward": true,
+                     *           "payload": {
+                     *             "data": [
+                     *               {
+                     *                 "event_name": "Purchase",
+                     *                 "event_time": 1764009730,
+                     *                 "event_id": "order-10045",
+                     *                 "action_source": "website",
+                     *                 "user_data": {
+                     *                   "em": [
+                     *                     "8c87b489ce35cf2e2f39f80e282cb2e804932a56a213983eeeb428407d43b52d"
+                     *                   ]
+                     *                 },
+                     *                 "event_source_url": "https://shop.example.com/checkout/thank-you",
+                     *                 "custom_data": {
+                     *                   "value": 49.99,
+                     *                   "currency": "USD",
+                     *                   "order_id": "10045",
+                     *                   "items": 2
+                     *                 }
+                     *               }
+                     *             ]
+                     *           }
+                     *         },
+                     *         {
+                     *           "destination_id": "dst_9Tc3Vb6Xn1Qw8ErY",
+                     *           "platform": "ga4",
+                     *           "would_forward": false,
+                     *           "reason": "missing user_data.ga_client_id, which GA4 requires as client_id",
+                     *           "payload": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidateEventResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
