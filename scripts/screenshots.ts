@@ -1,7 +1,7 @@
 /**
  * `npm run screenshots`: one PNG per dashboard page in docs/screenshots/, taken in Debian's
  * chromium against a real server on a throwaway SQLite file seeded with a day of events, a
- * failing webhook endpoint and a second key.
+ * failing webhook endpoint, a second key and a Meta destination (the local Meta stand-in).
  */
 import { once } from 'node:events';
 import { mkdirSync } from 'node:fs';
@@ -10,13 +10,16 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { launchChromium } from '../test/browser.ts';
 import { tempDir } from '../test/harness.ts';
+import { startMetaServer } from '../test/platforms/meta-server.ts';
 import { runCli, startServerProcess } from '../test/process.ts';
 
 const OUT = join(import.meta.dirname, '..', 'docs', 'screenshots');
 const HOUR = 3_600_000;
 
 const dir = tempDir('trackway-screenshots-');
+const meta = await startMetaServer();
 const env = {
+  TRACKWAY_META_API_URL: meta.url,
   DATABASE_URL: `sqlite:${dir.path}/trackway.db`,
   TRACKWAY_WEBHOOK_ALLOW_PRIVATE: 'true',
   TRACKWAY_WEBHOOK_ALLOW_HTTP: 'true',
@@ -102,6 +105,11 @@ try {
     events: ['event.tracked', 'pixel.created'],
   });
   await api('POST', `/v1/webhooks/${hook.id}/test`, {});
+  await api('POST', `/v1/pixels/${pixel.id}/destinations`, {
+    type: 'meta',
+    name: 'Meta CAPI',
+    config: { pixel_id: meta.pixelId, access_token: meta.accessToken },
+  });
 
   mkdirSync(OUT, { recursive: true });
   const context = await chromium.browser.newContext({ viewport: { width: 1280, height: 860 } });
@@ -147,11 +155,18 @@ try {
   await shot('webhook-deliveries');
   await page.goto(`${server.url}/dashboard/keys`);
   await shot('keys');
+  await page.goto(`${server.url}/dashboard/events/${pixel.id}/p-0-0`);
+  await shot('event-record');
+  await page.goto(`${server.url}/dashboard/destinations?pixel_id=${pixel.id}`);
+  await page.getByRole('button', { name: 'Send test to Meta CAPI' }).click();
+  await page.getByRole('heading', { name: /^Test send/ }).waitFor();
+  await shot('destinations');
   await context.close();
   process.stdout.write(`screenshots written to ${OUT}\n`);
 } finally {
   await chromium.close();
   receiver.close();
   await server.stop();
+  await meta.close();
   dir.remove();
 }

@@ -1,7 +1,8 @@
 /**
  * The dashboard in a real browser (Debian chromium through playwright-core) against the real
  * `trackway serve` process, on each store: sign in, create a pixel, see an event tracked over
- * HTTP arrive in the live tail, open its record, create and revoke a key, resend a failed
+ * HTTP arrive in the live tail, open its record (match quality), create a destination pointing
+ * at the local Meta server and send it a test, create and revoke a key, resend a failed
  * webhook delivery, sign out. axe-core checks every page: no serious or critical violations.
  */
 import assert from 'node:assert/strict';
@@ -13,6 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import { CHROMIUM, type LaunchedBrowser, launchChromium, seriousViolations } from './browser.ts';
 import { dropSchema, freshSchemaName, postgresAvailable, postgresUrl, tempDir } from './harness.ts';
+import { type MetaServer, startMetaServer } from './platforms/meta-server.ts';
 import { runCli, type ServerProcess, startServerProcess } from './process.ts';
 
 /** A webhook receiver that always answers 500, and tells each request it receives. */
@@ -98,13 +100,16 @@ for (const kind of kinds) {
     let apiKey: string;
     let context: BrowserContext;
     let page: Page;
+    let meta: MetaServer;
     const problems: string[] = [];
 
     before(async () => {
       const setup = await kind.env();
       cleanup = setup.cleanup;
+      meta = await startMetaServer();
       const env = {
         ...setup.env,
+        TRACKWAY_META_API_URL: meta.url,
         TRACKWAY_WEBHOOK_ALLOW_PRIVATE: 'true',
         TRACKWAY_WEBHOOK_ALLOW_HTTP: 'true',
         // One automatic attempt within the test; the rest is the resend button's.
@@ -135,6 +140,7 @@ for (const kind of kinds) {
     after(async () => {
       await context?.close();
       await server?.stop();
+      await meta?.close();
       await cleanup?.();
     });
 
@@ -216,6 +222,36 @@ for (const kind of kinds) {
       await page.getByText('View record of order-1001').click();
       assert.match((await page.locator('pre.record').first().textContent())!, /"value": 42.5/);
       await accessible('events explorer');
+      await page.getByRole('link', { name: 'Forwarding and match quality of order-1001' }).click();
+      await page.getByRole('heading', { name: 'Match quality' }).waitFor();
+      assert.match((await page.locator('dd.score').textContent())!, /^\d+\.\d \/ 10$/);
+      await accessible('event record');
+
+      // Destinations: one pointing at the local Meta server, and a test send's answer.
+      await page.getByRole('link', { name: 'Destinations' }).click();
+      await page.getByText('No destinations yet').waitFor();
+      await accessible('destinations without any');
+      await page.locator('#meta-name').fill('Meta CAPI');
+      await page.getByLabel('Meta pixel ID').fill(meta.pixelId);
+      await page.locator('#meta-access_token').fill(meta.accessToken);
+      assert.equal(await page.locator('#meta-access_token').getAttribute('type'), 'password');
+      await page.getByRole('button', { name: 'Add Meta (Conversions API) destination' }).click();
+      await page.getByRole('status').filter({ hasText: 'Destination added.' }).waitFor();
+      assert.ok(!(await page.content()).includes(meta.accessToken), 'the secret is masked');
+      await page
+        .getByRole('row', { name: /Meta CAPI/ })
+        .getByText('active')
+        .waitFor();
+      await accessible('destinations');
+      await page.getByRole('button', { name: 'Send test to Meta CAPI' }).click();
+      await page.getByRole('heading', { name: 'Test send: accepted' }).waitFor();
+      assert.equal(await page.locator('dd.status-code').textContent(), '200');
+      assert.match((await page.locator('pre.platform-response').textContent())!, /events_received/);
+      assert.ok(
+        meta.requests.some((r) => r.url.includes(meta.pixelId)),
+        'the local Meta server received the test',
+      );
+      await accessible('destination test answer');
 
       // The overview charts the event (Chart.js drew on both canvases).
       await page.getByRole('link', { name: 'Overview' }).click();

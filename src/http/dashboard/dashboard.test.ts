@@ -14,6 +14,10 @@ import {
   testStores,
 } from '../../../test/harness.ts';
 import { testLogger } from '../../../test/log-capture.ts';
+import { type MetaServer, startMetaServer } from '../../../test/platforms/meta-server.ts';
+import { ForwardingWorker } from '../../delivery/forwarding-worker.ts';
+import { createPlatformSender } from '../../delivery/platform-sender.ts';
+import { systemClock } from '../../domain/ports.ts';
 import { PostgresStore } from '../../storage/postgres/store.ts';
 import { buildApp } from '../app.ts';
 
@@ -25,13 +29,20 @@ for (const kind of await testStores()) {
     let h: Harness;
     let acme: TestAccount;
     let other: TestAccount;
+    let meta: MetaServer;
 
     before(async () => {
-      h = await startHarness(kind);
+      meta = await startMetaServer();
+      h = await startHarness(kind, {
+        platformUrls: { meta: meta.url, ga4: meta.origin, tiktok: meta.origin },
+      });
       acme = await h.account('pro');
       other = await h.account('pro');
     });
-    after(() => h.close());
+    after(async () => {
+      await h.close();
+      await meta.close();
+    });
 
     async function signIn(owner: TestAccount, headers: Record<string, string> = SAME_ORIGIN) {
       const res = await h.app.inject({
@@ -46,6 +57,161 @@ for (const kind of await testStores()) {
 
     const get = (cookie: string, url: string) =>
       h.app.inject({ method: 'GET', url, headers: { cookie } });
+    const post = (cookie: string, url: string, form: Record<string, string | string[]> = {}) => {
+      const body = new URLSearchParams();
+      for (const [k, v] of Object.entries(form)) {
+        for (const one of Array.isArray(v) ? v : [v]) body.append(k, one);
+      }
+      return h.app.inject({
+        method: 'POST',
+        url,
+        headers: { ...FORM, ...SAME_ORIGIN, cookie },
+        payload: body.toString(),
+      });
+    };
+
+    it('adds a destination, masks its secret, sends a test and shows the answer, disables and replays it', async () => {
+      const pixelId = await h.pixel(acme);
+      const { cookie } = await signIn(acme);
+      const empty = await get(cookie, `/dashboard/destinations?pixel_id=${pixelId}`);
+      assert.equal(empty.statusCode, 200);
+      assert.match(empty.body, /No destinations yet/);
+      assert.match(empty.body, /name="access_token" type="password"/);
+      assert.match(empty.body, /name="api_secret" type="password"/);
+
+      const create = `/dashboard/pixels/${pixelId}/destinations`;
+      const bad = await post(cookie, create, {
+        type: 'meta',
+        name: 'My Meta',
+        pixel_id: 'not-digits',
+        access_token: 'x',
+      });
+      assert.equal(bad.statusCode, 400);
+      assert.match(bad.body, /role="alert">Invalid field: config\.pixel_id must be digits</);
+      assert.match(bad.body, /No destinations yet/);
+
+      const ok = await post(cookie, create, {
+        type: 'meta',
+        name: 'My Meta',
+        pixel_id: meta.pixelId,
+        access_token: meta.accessToken,
+      });
+      assert.equal(ok.statusCode, 303, ok.body);
+      const [dst] = (
+        await h.request(acme, { method: 'GET', url: `/v1/pixels/${pixelId}/destinations` })
+      ).json().destinations;
+      assert.equal(dst.type, 'meta');
+      assert.equal(dst.config.pixel_id, meta.pixelId);
+      const listed = await get(cookie, String(ok.headers.location));
+      assert.match(listed.body, /Destination added/);
+      assert.match(listed.body, /My Meta/);
+      assert.match(listed.body, /class="status active">active</);
+      assert.ok(!listed.body.includes(meta.accessToken), 'the secret is never shown');
+      assert.ok(listed.body.includes(`****${meta.accessToken.slice(-4)}`));
+
+      const base = `/dashboard/pixels/${pixelId}/destinations/${dst.id}`;
+      const tested = await post(cookie, `${base}/test`);
+      assert.equal(tested.statusCode, 200);
+      assert.match(tested.body, /Test send: accepted/);
+      assert.match(tested.body, /class="status-code">200</);
+      assert.match(tested.body, /events_received/);
+      assert.equal(meta.requests.length > 0, true, 'the local Meta server was called');
+
+      const disabled = await post(cookie, `${base}/enabled`, { enabled: 'false' });
+      assert.equal(disabled.statusCode, 303);
+      const after = await get(cookie, String(disabled.headers.location));
+      assert.match(after.body, /class="status paused">disabled</);
+      assert.match(after.body, /Enable My Meta/);
+
+      const replayed = await post(cookie, `${base}/replay`, {
+        start_date: '2026-01-01',
+        end_date: '2026-01-02',
+        statuses: ['failed', 'skipped'],
+      });
+      assert.equal(replayed.statusCode, 200);
+      assert.match(replayed.body, /Replay: 0 events queued/);
+      const backwards = await post(cookie, `${base}/replay`, {
+        start_date: '2026-01-03',
+        end_date: '2026-01-02',
+      });
+      assert.equal(backwards.statusCode, 400);
+      assert.match(backwards.body, /start_date/);
+
+      // Another account's destination: not found, on every form.
+      const theirs = await signIn(other);
+      for (const action of ['test', 'enabled', 'replay']) {
+        const res = await post(theirs.cookie, `${base}/${action}`, {
+          enabled: 'true',
+          start_date: '2026-01-01',
+          end_date: '2026-01-02',
+        });
+        assert.equal(res.statusCode, 404, action);
+        assert.ok(!res.body.includes('My Meta'), action);
+      }
+    });
+
+    it("shows one event's record with its match quality and forwarding ledger", async () => {
+      const pixelId = await h.pixel(acme);
+      const created = await h.request(acme, {
+        method: 'POST',
+        url: `/v1/pixels/${pixelId}/destinations`,
+        payload: {
+          type: 'meta',
+          config: { pixel_id: meta.pixelId, access_token: meta.accessToken },
+        },
+      });
+      const dst = created.json().id as string;
+      const tracked = await h.track(acme, {
+        pixel_id: pixelId,
+        event_name: 'Lead',
+        event_id: 'lead-dash',
+        timestamp: new Date().toISOString(),
+        url: 'https://shop.example/checkout',
+        user_data: { email: 'jane@example.com', client_user_agent: 'Mozilla/5.0 (test)' },
+      });
+      assert.equal(tracked.statusCode, 200, tracked.body);
+      const { cookie } = await signIn(acme);
+      const list = await get(cookie, `/dashboard/events?pixel_id=${pixelId}`);
+      assert.ok(list.body.includes(`/dashboard/events/${pixelId}/lead-dash`));
+      const url = `/dashboard/events/${pixelId}/lead-dash`;
+      const pending = await get(cookie, url);
+      assert.equal(pending.statusCode, 200);
+      assert.match(pending.body, /Match quality/);
+      assert.match(pending.body, /class="score">\d+\.\d \/ 10</);
+      assert.match(pending.body, /<code>em<\/code>|<code>email<\/code>/);
+      assert.ok(pending.body.includes(dst));
+      assert.match(pending.body, /class="status pending">pending</);
+
+      const sender = createPlatformSender({ timeoutMs: 2_000 });
+      const worker = new ForwardingWorker({
+        store: h.store.forwarding,
+        source: h.store.matchKeys,
+        clock: systemClock,
+        sender,
+        logger: testLogger(),
+        schedule: [0.05],
+        baseUrls: { meta: meta.url, ga4: meta.origin, tiktok: meta.origin },
+        pollMs: 50,
+      });
+      worker.start();
+      try {
+        const deadline = Date.now() + 10_000;
+        let page = await get(cookie, url);
+        while (!page.body.includes('class="status forwarded"') && Date.now() < deadline) {
+          await new Promise((r) => setTimeout(r, 50));
+          page = await get(cookie, url);
+        }
+        assert.match(page.body, /class="status forwarded">forwarded</);
+        assert.match(page.body, /<caption>Requests to meta<\/caption>/);
+        assert.match(page.body, /<td>200<\/td>/);
+        assert.match(page.body, /events_received/);
+      } finally {
+        await worker.stop();
+        await sender.close();
+      }
+      const theirs = await signIn(other);
+      assert.equal((await get(theirs.cookie, url)).statusCode, 404);
+    });
 
     it('signs in with a key into an HttpOnly, SameSite=Strict session cookie that holds no key', async () => {
       const { res, setCookie, cookie } = await signIn(acme);

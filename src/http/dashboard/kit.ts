@@ -40,6 +40,8 @@ const NOTICES: Record<string, string> = {
   retried: 'Delivery queued again.',
   'webhook-saved': 'Endpoint saved.',
   'webhook-deleted': 'Endpoint deleted.',
+  'destination-created': 'Destination added.',
+  'destination-saved': 'Destination saved.',
 };
 
 /** The notice a redirect asked for with `?done=`, if it names one. */

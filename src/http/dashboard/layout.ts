@@ -10,6 +10,7 @@ export const NAV = [
   { path: '/dashboard/pixels', label: 'Pixels' },
   { path: '/dashboard/events', label: 'Events' },
   { path: '/dashboard/tail', label: 'Live tail' },
+  { path: '/dashboard/destinations', label: 'Destinations' },
   { path: '/dashboard/webhooks', label: 'Webhooks' },
   { path: '/dashboard/keys', label: 'API keys' },
 ] as const;

@@ -15,6 +15,7 @@ import type { AccountStore } from '../../domain/ports.ts';
 import type { App, AppDeps } from '../deps.ts';
 import { limitAccount, limitAuthFailure } from '../rate-limit.ts';
 import { webhookContextOf } from '../route-kit.ts';
+import { platformGatewayOf } from '../routes/destinations.test-send.ts';
 import { DEFAULT_HEARTBEAT_MS, type OpenStreams, streamEvents } from '../sse.ts';
 import { type Html, html } from './html.ts';
 import { type Form, one, Screens } from './kit.ts';
@@ -210,7 +211,7 @@ export async function registerDashboard(
         if (limiter) await limitAccount(limiter, account, deps.clock.now(), reply);
       });
 
-      registerScreens(new Screens(s, deps, sendPage), usageOf);
+      registerScreens(new Screens(s, deps, sendPage), usageOf, () => platformGatewayOf(deps));
       s.get<{ Params: { pixel_id: string } }>(
         '/dashboard/pixels/:pixel_id/stream',
         { schema: { hide: true } },

@@ -1,10 +1,18 @@
 /** The signed-in dashboard's pages and forms, over the same domain verbs as the API. */
 import type { FastifyReply } from 'fastify';
 import { TrackwayError } from '../../domain/errors.ts';
+import {
+  CreateDestinationSchema,
+  ReplayDestinationSchema,
+  UpdateDestinationSchema,
+} from '../../domain/forwarding/destination-schemas.ts';
+import { createDestination, updateDestination } from '../../domain/forwarding/destinations.ts';
+import { replayDestination, testDestination } from '../../domain/forwarding/event-forwarding.ts';
 import { createKey, revokeKey } from '../../domain/keys/keys.ts';
 import { CreateKeySchema } from '../../domain/keys/schemas.ts';
 import { createPixel, updatePixel } from '../../domain/pixels/pixels.ts';
 import { CreatePixelSchema, UpdatePixelSchema } from '../../domain/pixels/schemas.ts';
+import type { PlatformGateway } from '../../domain/ports.ts';
 import { compileValidator } from '../../domain/validation.ts';
 import {
   createWebhook,
@@ -22,7 +30,8 @@ import {
 } from '../../domain/webhooks/schemas.ts';
 import { type Form, input, one, type Screen, type Screens } from './kit.ts';
 import type { Flash } from './layout.ts';
-import { eventsBody } from './pages/events.ts';
+import { CONFIG_FIELDS, destinationsBody, type TestOutcome } from './pages/destinations.ts';
+import { eventBody, eventsBody } from './pages/events.ts';
 import { keysBody } from './pages/keys.ts';
 import { overviewBody, type Usage } from './pages/overview.ts';
 import { pixelEditBody, pixelsBody } from './pages/pixels.ts';
@@ -31,6 +40,7 @@ import { webhookBody, webhooksBody } from './pages/webhooks.ts';
 
 type PixelParams = { pixel_id: string };
 type WebhookParams = { webhook_id: string };
+type DestinationParams = { pixel_id: string; destination_id: string };
 
 const validCreatePixel = compileValidator(CreatePixelSchema);
 const validUpdatePixel = compileValidator(UpdatePixelSchema);
@@ -38,12 +48,16 @@ const validCreateKey = compileValidator(CreateKeySchema);
 const validCreateWebhook = compileValidator(CreateWebhookSchema);
 const validUpdateWebhook = compileValidator(UpdateWebhookSchema);
 const validTestWebhook = compileValidator(TestWebhookSchema);
+const validCreateDestination = compileValidator(CreateDestinationSchema);
+const validUpdateDestination = compileValidator(UpdateDestinationSchema);
+const validReplayDestination = compileValidator(ReplayDestinationSchema);
 
 const PIXEL_FIELDS = ['name', 'domain', 'tracking_domain'];
 
 export function registerScreens(
   screens: Screens,
   usageOf: (reply: FastifyReply) => Usage | null,
+  platforms: () => PlatformGateway,
 ): void {
   screens.page('/dashboard', async (request, ctx, _flash, reply) => ({
     section: '/dashboard',
@@ -123,6 +137,95 @@ export function registerScreens(
     title: 'Live tail',
     body: await tailBody(ctx, request.query),
   }));
+
+  screens.page<{ pixel_id: string; event_id: string }>(
+    '/dashboard/events/:pixel_id/:event_id',
+    async (request, ctx) => ({
+      section: '/dashboard/events',
+      title: 'Event record',
+      body: await eventBody(ctx, request.params.pixel_id, request.params.event_id),
+    }),
+  );
+
+  // Destinations: the same verbs as the API; a test send's answer is shown on the page.
+  const destinations = async (
+    ctx: WebhookContext,
+    pixelId: string | undefined,
+    flash: Flash,
+    tested?: TestOutcome,
+  ) =>
+    ({
+      section: '/dashboard/destinations',
+      title: 'Destinations',
+      body: await destinationsBody(ctx, pixelId, tested),
+      flash,
+    }) satisfies Screen;
+  const destinationsUrl = (pixelId: string, done: string) =>
+    `/dashboard/destinations?pixel_id=${encodeURIComponent(pixelId)}&done=${done}`;
+  screens.page('/dashboard/destinations', (request, ctx, flash) =>
+    destinations(ctx, request.query['pixel_id'], flash),
+  );
+  // The pixel is in the path: the form's `pixel_id` is the Meta pixel's (the config field).
+  screens.form<PixelParams>(
+    '/dashboard/pixels/:pixel_id/destinations',
+    async (request, ctx) => {
+      const pixelId = request.params.pixel_id;
+      const type = one(request.body, 'type') ?? '';
+      const fields = CONFIG_FIELDS[type as keyof typeof CONFIG_FIELDS] ?? [];
+      const config = input(
+        (v) => v as Record<string, unknown>,
+        request.body,
+        fields.map((f) => f.name),
+      );
+      const name = one(request.body, 'name')?.trim();
+      const body = validCreateDestination({ type, config, ...(name && { name }) });
+      await createDestination({ ctx, pixelId, input: body });
+      return destinationsUrl(pixelId, 'destination-created');
+    },
+    (request, ctx) => destinations(ctx, request.params.pixel_id, {}),
+  );
+  screens.form<DestinationParams>(
+    '/dashboard/pixels/:pixel_id/destinations/:destination_id/enabled',
+    async (request, ctx) => {
+      const { pixel_id: pixelId, destination_id: id } = request.params;
+      const body = validUpdateDestination({ enabled: one(request.body, 'enabled') === 'true' });
+      await updateDestination({ ctx, pixelId, id, input: body });
+      return destinationsUrl(pixelId, 'destination-saved');
+    },
+    (request, ctx) => destinations(ctx, request.params.pixel_id, {}),
+  );
+  screens.form<DestinationParams>(
+    '/dashboard/pixels/:pixel_id/destinations/:destination_id/test',
+    async (request, ctx) => {
+      const { pixel_id: pixelId, destination_id: id } = request.params;
+      const result = await testDestination({
+        ctx,
+        platforms: platforms(),
+        pixelId,
+        id,
+        input: undefined,
+      });
+      // The platform's answer is for this response only: rendered, not redirected.
+      return destinations(ctx, pixelId, {}, { destinationId: id, ...result });
+    },
+    (request, ctx) => destinations(ctx, request.params.pixel_id, {}),
+  );
+  screens.form<DestinationParams>(
+    '/dashboard/pixels/:pixel_id/destinations/:destination_id/replay',
+    async (request, ctx) => {
+      const { pixel_id: pixelId, destination_id: id } = request.params;
+      const statuses = list(request.body, 'statuses');
+      const body = validReplayDestination({
+        start_date: one(request.body, 'start_date')?.trim() ?? '',
+        end_date: one(request.body, 'end_date')?.trim() ?? '',
+        ...(statuses.length > 0 && { statuses }),
+      });
+      const { queued } = await replayDestination({ ctx, pixelId, id, input: body });
+      const notice = `Replay: ${queued} event${queued === 1 ? '' : 's'} queued.`;
+      return destinations(ctx, pixelId, { notice });
+    },
+    (request, ctx) => destinations(ctx, request.params.pixel_id, {}),
+  );
 
   // Webhooks
   const webhooks = async (ctx: WebhookContext, flash: Flash, created?: { secret: string }) =>

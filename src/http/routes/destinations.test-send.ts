@@ -18,6 +18,10 @@ const defaultGateway = () =>
     tiktok: 'https://business-api.tiktok.com/open_api/v1.3',
   }));
 
+/** The gateway a test send uses: the app's own, else the platforms' URLs (the dashboard too). */
+export const platformGatewayOf = (deps: AppDeps): PlatformGateway =>
+  deps.platforms ?? defaultGateway();
+
 export function registerTestDestination(app: App, deps: AppDeps): void {
   app.post(
     '/v1/pixels/:pixel_id/destinations/:destination_id/test',
@@ -36,7 +40,7 @@ export function registerTestDestination(app: App, deps: AppDeps): void {
     async (request) =>
       testDestination({
         ctx: contextOf(deps, request),
-        platforms: deps.platforms ?? defaultGateway(),
+        platforms: platformGatewayOf(deps),
         pixelId: request.params.pixel_id,
         id: request.params.destination_id,
         input: request.body,

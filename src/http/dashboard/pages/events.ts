@@ -1,6 +1,7 @@
 /** The events explorer: the list API's filters, and each event's stored (hashed) record. */
 import type { Context } from '../../../domain/context.ts';
 import { listEvents } from '../../../domain/events/list-events.ts';
+import { getEventWithForwarding } from '../../../domain/forwarding/event-forwarding.ts';
 import { formatTime, type Html, html } from '../html.ts';
 import { allPixels, chosenPixel, noPixels, pixelPicker } from './common.ts';
 
@@ -53,7 +54,7 @@ ${
     <td>${e.event_name}</td>
     <td><code>${e.event_id}</code></td>
     <td class="num">${e.value === null ? '—' : `${e.value} ${e.currency ?? ''}`}</td>
-    <td><details><summary>View record<span class="visually-hidden"> of ${e.event_id}</span></summary><pre class="record">${JSON.stringify(e, null, 2)}</pre></details></td>
+    <td><a href="/dashboard/events/${pixel.id}/${encodeURIComponent(e.event_id)}">Forwarding and match quality<span class="visually-hidden"> of ${e.event_id}</span></a> <details><summary>View record<span class="visually-hidden"> of ${e.event_id}</span></summary><pre class="record">${JSON.stringify(e, null, 2)}</pre></details></td>
   </tr>`,
   )}
   </tbody>
@@ -63,4 +64,71 @@ ${
   ${offset > 0 ? html`<a href="${pageLink(Math.max(0, offset - 50))}">← Newer</a>` : ''}
   ${offset + list.events.length < list.total ? html`<a href="${pageLink(offset + 50)}">Older →</a>` : ''}
 </nav>`;
+}
+
+/**
+ * One event as stored (hashed), its match quality and its forwarding ledger: per destination
+ * the outcome, and every request that carried it with the platform's answer.
+ */
+export async function eventBody(ctx: Context, pixelId: string, eventId: string): Promise<Html> {
+  const e = await getEventWithForwarding({ ctx, pixelId, eventId });
+  const { forwarding, match_quality: mq, ...record } = e;
+  const keys = (names: string[]) =>
+    names.length === 0 ? '—' : names.map((k, i) => html`${i > 0 ? ', ' : ''}<code>${k}</code>`);
+  return html`<p><a href="/dashboard/events?pixel_id=${encodeURIComponent(pixelId)}">← All events</a></p>
+<dl class="facts">
+  <dt>Event</dt><dd>${e.event_name}</dd>
+  <dt>Event ID</dt><dd><code>${e.event_id}</code></dd>
+  <dt>Time</dt><dd>${formatTime(e.timestamp)}</dd>
+</dl>
+<section aria-labelledby="mq-h">
+<h2 id="mq-h">Match quality</h2>
+<dl class="facts match-quality">
+  <dt>Score</dt><dd class="score">${mq.score.toFixed(1)} / 10</dd>
+  <dt>Keys present</dt><dd>${keys(mq.keys)}</dd>
+  <dt>Keys missing</dt><dd>${keys(mq.missing)}</dd>
+</dl>
+<p class="hint">A local estimate from the keys the event carries, not Meta's Event Match Quality.</p>
+</section>
+<section aria-labelledby="fwd-h">
+<h2 id="fwd-h">Forwarding</h2>
+${
+  forwarding.length === 0
+    ? html`<p>Not forwarded: the pixel had no destination for it.</p>`
+    : forwarding.map(
+        (f) => html`<article class="forwarding" aria-label="Forwarding to ${f.destination_id}">
+<dl class="facts">
+  <dt>Destination</dt><dd><a href="/dashboard/destinations?pixel_id=${encodeURIComponent(pixelId)}"><code>${f.destination_id}</code></a> (${f.platform})</dd>
+  <dt>Status</dt><dd><span class="status ${f.status}">${f.status}</span></dd>
+  <dt>Attempts</dt><dd>${f.attempts}</dd>
+  ${f.reason ? html`<dt>Reason</dt><dd>${f.reason}</dd>` : ''}
+  ${f.last_error ? html`<dt>Last error</dt><dd>${f.last_error}</dd>` : ''}
+  ${f.forwarded_at ? html`<dt>Forwarded</dt><dd>${formatTime(f.forwarded_at)}</dd>` : ''}
+</dl>
+${
+  f.attempt_log.length === 0
+    ? ''
+    : html`<table class="attempts">
+  <caption>Requests to ${f.platform}</caption>
+  <thead><tr><th scope="col">Time</th><th scope="col">Status code</th><th scope="col" class="num">Duration</th><th scope="col">Answer</th></tr></thead>
+  <tbody>
+  ${f.attempt_log.map(
+    (a) => html`<tr>
+    <td>${formatTime(a.attempted_at)}</td>
+    <td>${a.status_code === null ? 'no answer' : String(a.status_code)}</td>
+    <td class="num">${a.duration_ms} ms</td>
+    <td><pre>${a.platform_response}</pre></td>
+  </tr>`,
+  )}
+  </tbody>
+</table>`
+}
+</article>`,
+      )
+}
+</section>
+<section aria-labelledby="rec-h">
+<h2 id="rec-h">Stored record</h2>
+<pre class="record">${JSON.stringify(record, null, 2)}</pre>
+</section>`;
 }
