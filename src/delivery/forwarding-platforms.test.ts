@@ -35,11 +35,14 @@ for (const kind of await testStores()) {
     const workers: ForwardingWorker[] = [];
 
     before(async () => {
-      h = await startHarness(kind);
-      acme = await h.account('pro');
       meta = await startMetaServer();
       ga4 = await startGa4Server();
       tiktok = await startTiktokServer();
+      // The test send (POST …/test) goes through the app's own gateway: to these servers too.
+      h = await startHarness(kind, {
+        platformUrls: { meta: meta.url, ga4: ga4.origin, tiktok: tiktok.url },
+      });
+      acme = await h.account('pro');
       sender = createPlatformSender({ timeoutMs: 2_000 });
     });
     after(async () => {
@@ -185,6 +188,32 @@ for (const kind of await testStores()) {
       const [skipped] = await forwarding(pixel, 'ga-anon-0', 'ga4');
       assert.match(skipped!.reason!, /missing user_data\.ga_client_id/);
       assert.equal(ga4Events('ga-anon').length, 0);
+    });
+
+    it('GA4: the test send uses /debug/mp/collect and reports its validationMessages', async () => {
+      const pixel = await h.pixel(acme);
+      const dst = await destination(pixel, 'ga4');
+      const url = `/v1/pixels/${pixel}/destinations/${dst}/test`;
+      const res = await h.request(acme, { method: 'POST', url });
+      assert.equal(res.statusCode, 200, res.body);
+      const ok = res.json();
+      assert.equal(ok.ok, true, res.body);
+      assert.deepEqual(ok.platform_response.validationMessages, []);
+      assert.equal(ok.payload.events[0].name, 'purchase');
+      assert.equal(ga4.requests.at(-1)!.path, '/debug/mp/collect');
+      // GA4's collect endpoint would take this with a 2xx and drop it; the test send says why.
+      const patched = await h.request(acme, {
+        method: 'PATCH',
+        url: `/v1/pixels/${pixel}/destinations/${dst}`,
+        payload: { config: { measurement_id: 'G-UNKNOWN1' } },
+      });
+      assert.equal(patched.statusCode, 200, patched.body);
+      const refused = (await h.request(acme, { method: 'POST', url })).json();
+      assert.equal(refused.ok, false, JSON.stringify(refused));
+      assert.deepEqual(
+        refused.platform_response.validationMessages.map((m: { fieldPath: string }) => m.fieldPath),
+        ['measurement_id'],
+      );
     });
 
     it('GA4: retries while GA4 answers 5xx, then delivers everything', async () => {
