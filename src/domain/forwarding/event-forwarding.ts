@@ -109,7 +109,9 @@ function sampleEvent(ctx: Context, pixelId: string): ForwardableEvent {
       },
       tiktok: { email: '973dfe463ec85785f5f95af5ba3906eedb2d931c24e69824a89ea65dba4e813b' },
     },
-    matchKeys: null,
+    // GA4 takes no event without a client id; a made-up one (GA's "<random>.<seconds>" form)
+    // lets the test send reach GA4's validation server instead of stopping here.
+    matchKeys: { gaClientId: '555000555.1700000000' },
     location: null,
   };
 }

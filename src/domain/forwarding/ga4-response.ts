@@ -23,6 +23,17 @@ export function classifyGa4Answer(answer: PlatformAnswer, now: Date): Verdict {
   if (generic) return generic;
   if (answer.kind === 'network') return { kind: 'transient', message: answer.message };
   if (answer.status >= 200 && answer.status < 300) {
+    // Only the validation server (the test send) answers with a body; its messages are what
+    // GA4's collect endpoint would have dropped the event for, silently.
+    const messages = readGa4ValidationMessages(answer.body);
+    if (messages && messages.length > 0) {
+      return {
+        kind: 'permanent',
+        message: messages
+          .map((m) => `${m.fieldPath}: ${m.description} (${m.validationCode})`)
+          .join('; '),
+      };
+    }
     return { kind: 'success', receipt: { status_code: answer.status } };
   }
   if (answer.status === 401 || answer.status === 403) {
