@@ -4,6 +4,7 @@
  * rows past it, in short transactions (ingest, on SQLite the single writer, waits at most one).
  */
 import type { Clock, Store, Timers } from '../ports.ts';
+import { startPeriodic } from './periodic.ts';
 
 /** Rows one sweep transaction deletes. */
 export const SWEEP_BATCH = 1_000;
@@ -41,22 +42,10 @@ export function startMatchKeysSweep(
   deps: { store: Store; clock: Clock & Timers },
   report: { erased(deleted: number): void; failed(error: unknown): void },
 ): () => Promise<void> {
-  let cancel: (() => void) | null = null;
-  let running: Promise<void> = Promise.resolve();
-  let stopped = false;
-  const schedule = (ms: number) => {
-    cancel = deps.clock.setTimer(() => {
-      running = eraseExpiredMatchKeys(deps)
-        .then(report.erased, report.failed)
-        .finally(() => {
-          if (!stopped) schedule(SWEEP_EVERY_MS);
-        });
-    }, ms);
-  };
-  schedule(SWEEP_FIRST_AFTER_MS);
-  return async () => {
-    stopped = true;
-    cancel?.();
-    await running;
-  };
+  return startPeriodic(
+    deps.clock,
+    { firstAfterMs: SWEEP_FIRST_AFTER_MS, everyMs: SWEEP_EVERY_MS },
+    () => eraseExpiredMatchKeys(deps),
+    { done: report.erased, failed: report.failed },
+  );
 }

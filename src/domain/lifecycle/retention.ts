@@ -2,6 +2,7 @@ import { type Operator, OperatorError } from '../accounts/accounts.ts';
 import type { PlanName } from '../accounts/plans.ts';
 import type { Account } from '../model.ts';
 import type { Clock, Store, Timers } from '../ports.ts';
+import { startPeriodic } from './periodic.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -106,22 +107,10 @@ export function startPurgeJob(
   deps: { store: Store; clock: Clock & Timers },
   report: { purged(deleted: number): void; failed(error: unknown): void },
 ): () => Promise<void> {
-  let cancel: (() => void) | null = null;
-  let running: Promise<void> = Promise.resolve();
-  let stopped = false;
-  const schedule = (ms: number) => {
-    cancel = deps.clock.setTimer(() => {
-      running = purgeExpired(deps)
-        .then(report.purged, report.failed)
-        .finally(() => {
-          if (!stopped) schedule(PURGE_EVERY_MS);
-        });
-    }, ms);
-  };
-  schedule(PURGE_FIRST_AFTER_MS);
-  return async () => {
-    stopped = true;
-    cancel?.();
-    await running;
-  };
+  return startPeriodic(
+    deps.clock,
+    { firstAfterMs: PURGE_FIRST_AFTER_MS, everyMs: PURGE_EVERY_MS },
+    () => purgeExpired(deps),
+    { done: report.purged, failed: report.failed },
+  );
 }
