@@ -41,6 +41,22 @@ const { values } = parseArgs({
   },
 });
 const pinned = choosePinning(values);
+
+/**
+ * What a shop's backend sends for a website conversion: without the page's URL and the
+ * visitor's user agent Meta refuses a `website` event, so the engine would skip it unsent.
+ */
+function websiteEvent(person: string) {
+  return {
+    action_source: 'website',
+    url: `https://shop.example/checkout?p=${person}`,
+    user_data: {
+      email: `${person}@example.com`,
+      client_ip_address: '203.0.113.7',
+      client_user_agent: 'Mozilla/5.0 (X11; Linux x86_64) Trackway bench',
+    },
+  };
+}
 const BIN = fileURLToPath(new URL('../bin/trackway.js', import.meta.url));
 
 async function main(databaseUrl: string) {
@@ -85,7 +101,7 @@ async function main(databaseUrl: string) {
             pixel_id: service.pixelId,
             event_name: 'Lead',
             event_id: `tp-${start + i}`,
-            user_data: { email: `p${start + i}@example.com` },
+            ...websiteEvent(`p${start + i}`),
           }));
           await post(service.running.url, '/v1/track/batch', { events: batch });
         }
@@ -99,8 +115,14 @@ async function main(databaseUrl: string) {
       /(Trackway delivery worker running)/,
     );
     processes.push(worker);
-    const deadline = Date.now() + 600_000;
-    while (arrivals.size < backlog && Date.now() < deadline) await sleep(50);
+    // Stops waiting when nothing has arrived for 30 s (a stalled or skipping engine), rather
+    // than sitting out a long deadline.
+    let seen = 0;
+    let lastProgress = Date.now();
+    while (arrivals.size < backlog && Date.now() - lastProgress < 30_000) {
+      await sleep(50);
+      if (arrivals.size !== seen) [seen, lastProgress] = [arrivals.size, Date.now()];
+    }
     const times = [...arrivals.values()];
     const seconds = (Math.max(...times) - Math.min(...times)) / 1000;
     const drained = arrivals.size;
@@ -129,7 +151,7 @@ async function main(databaseUrl: string) {
           pixel_id: service.pixelId,
           event_name: 'Lead',
           event_id: eventId,
-          user_data: { email: `l${i}@example.com` },
+          ...websiteEvent(`l${i}`),
         }),
       );
     }
