@@ -41,8 +41,10 @@ export interface PlatformServer {
    */
   holdIf?: (request: ReceivedRequest) => boolean;
   held: ReceivedRequest[];
-  /** Held requests whose sender is still connected, waiting for the answer. */
+  /** Hanging or held requests whose sender is still connected, waiting for the answer. */
   inFlight(): number;
+  /** Cuts the connections of hanging and held requests (their senders see a network error). */
+  release(): void;
   requests: ReceivedRequest[];
   /** Resolves once `predicate` holds after a request; rejects after `timeoutMs` (a test never hangs). */
   waitFor(predicate: () => boolean, timeoutMs?: number): Promise<void>;
@@ -88,6 +90,7 @@ export async function startPlatformServer(
       for (const wake of waiters) wake();
       if (platform.mode === 'hang' || platform.hangIf?.(request)) {
         hanging.add(res);
+        res.on('close', () => hanging.delete(res));
         return;
       }
       const answer = platform.mode === 'down' ? down() : handle(request, platform);
@@ -118,7 +121,10 @@ export async function startPlatformServer(
     mode: 'normal',
     requests: [],
     held: [],
-    inFlight: () => holding.size,
+    inFlight: () => hanging.size + holding.size,
+    release() {
+      for (const res of [...hanging, ...holding]) res.destroy();
+    },
     waitFor(predicate, timeoutMs = 30_000) {
       if (predicate()) return Promise.resolve();
       return new Promise((resolve, reject) => {
