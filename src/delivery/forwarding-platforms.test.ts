@@ -1,8 +1,11 @@
 /**
  * GA4 and TikTok end to end, on both stores: the forwarding worker against the local GA4 and
  * TikTok stand-ins (test/platforms/), which judge our payloads by the platforms' documented
- * rules. The same faults as Meta's (forwarding-worker.test.ts): down then up, a poisoned event,
- * an expired token; and one pixel on all three platforms with one of them down.
+ * rules. The same faults as Meta's (forwarding-worker.test.ts): down then up, a poisoned event
+ * in a batch of 500 (GA4, which refuses nothing per event, has its equivalent), refused
+ * credentials, a hanging destination; TikTok's throttling and 1,000-event split, GA4's 72-hour
+ * window and param limits as the record shows them; and one pixel on all three platforms with
+ * one of them down. The crash mid-forwarding is test/forwarding.faults.test.ts.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
