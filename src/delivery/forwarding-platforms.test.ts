@@ -453,6 +453,25 @@ for (const kind of await testStores()) {
       await waitUntil(async () => (await statusOf(pixel, 'garecent-0', 'ga4')) === 'forwarded');
     });
 
+    it('GA4: a retry that would fall outside the 72 hours is not scheduled: failed with the reason', async () => {
+      const pixel = await h.pixel(acme);
+      await destination(pixel, 'ga4');
+      ga4.mode = 'down';
+      try {
+        // A minute inside the window at the first attempt; the next would be 10 minutes later.
+        await track(pixel, 'gaedge', 1, {
+          timestamp: new Date(Date.now() - 72 * 3_600_000 + 60_000),
+        });
+        await startWorker([600]);
+        await waitUntil(async () => (await statusOf(pixel, 'gaedge-0', 'ga4')) === 'failed');
+        const [entry] = await forwarding(pixel, 'gaedge-0', 'ga4');
+        assert.match(entry!.lastError!, /retries stopped at the platform's window: HTTP 503/);
+        assert.equal(entry!.attempts, 1);
+      } finally {
+        ga4.mode = 'normal';
+      }
+    });
+
     it('GA4: params GA4 would refuse are dropped or truncated, and the record says which', async () => {
       const pixel = await h.pixel(acme);
       await destination(pixel, 'ga4');
