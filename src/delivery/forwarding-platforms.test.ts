@@ -1,8 +1,11 @@
 /**
  * GA4 and TikTok end to end, on both stores: the forwarding worker against the local GA4 and
  * TikTok stand-ins (test/platforms/), which judge our payloads by the platforms' documented
- * rules. The same faults as Meta's (forwarding-worker.test.ts): down then up, a poisoned event,
- * an expired token; and one pixel on all three platforms with one of them down.
+ * rules. The same faults as Meta's (forwarding-worker.test.ts): down then up, a poisoned event
+ * in a batch of 500 (GA4, which refuses nothing per event, has its equivalent), refused
+ * credentials, a hanging destination; TikTok's throttling and 1,000-event split, GA4's 72-hour
+ * window and param limits as the record shows them; and one pixel on all three platforms with
+ * one of them down. The crash mid-forwarding is test/forwarding.faults.test.ts.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -42,7 +45,7 @@ for (const kind of await testStores()) {
       h = await startHarness(kind, {
         platformUrls: { meta: meta.url, ga4: ga4.origin, tiktok: tiktok.url },
       });
-      acme = await h.account('pro');
+      acme = await h.account('enterprise');
       sender = createPlatformSender({ timeoutMs: 2_000 });
     });
     after(async () => {
@@ -55,13 +58,16 @@ for (const kind of await testStores()) {
     });
 
     /** A worker with a compressed retry schedule; the previous test's is stopped first. */
-    const startWorker = async (schedule = [0.05, 0.05, 0.05, 0.05, 0.05]) => {
+    const startWorker = async (
+      schedule = [0.05, 0.05, 0.05, 0.05, 0.05],
+      platformSender: PlatformSender = sender,
+    ) => {
       for (const w of workers.splice(0)) await w.stop();
       const worker = new ForwardingWorker({
         store: h.store.forwarding,
         source: h.store.matchKeys,
         clock: systemClock,
-        sender,
+        sender: platformSender,
         logger: testLogger(),
         schedule,
         baseUrls: { meta: meta.url, ga4: ga4.origin, tiktok: tiktok.url },
@@ -73,7 +79,11 @@ for (const kind of await testStores()) {
       return worker;
     };
 
-    const destination = async (pixel: string, type: 'meta' | 'ga4' | 'tiktok') => {
+    const destination = async (
+      pixel: string,
+      type: 'meta' | 'ga4' | 'tiktok',
+      overrides: Record<string, string> = {},
+    ) => {
       const config =
         type === 'meta'
           ? { pixel_id: meta.pixelId, access_token: meta.accessToken }
@@ -83,7 +93,7 @@ for (const kind of await testStores()) {
       const res = await h.request(acme, {
         method: 'POST',
         url: `/v1/pixels/${pixel}/destinations`,
-        payload: { type, config },
+        payload: { type, config: { ...config, ...overrides } },
       });
       assert.equal(res.statusCode, 201, res.body);
       return res.json().id as string;
@@ -93,7 +103,14 @@ for (const kind of await testStores()) {
       pixel: string,
       prefix: string,
       n: number,
-      options: { name?: string; gaClientId?: boolean; value?: number; sameVisitor?: boolean } = {},
+      options: {
+        name?: string;
+        gaClientId?: boolean;
+        value?: number;
+        sameVisitor?: boolean;
+        timestamp?: Date;
+        customData?: Record<string, unknown>;
+      } = {},
     ) => {
       const events = Array.from({ length: n }, (_, i) => ({
         pixel_id: pixel,
@@ -101,6 +118,8 @@ for (const kind of await testStores()) {
         event_id: `${prefix}-${i}`,
         url: `https://shop.example/${prefix}`,
         ...(options.value !== undefined ? { value: options.value, currency: 'EUR' } : {}),
+        ...(options.timestamp ? { timestamp: options.timestamp.toISOString() } : {}),
+        ...(options.customData ? { custom_data: options.customData } : {}),
         user_data: {
           email: options.sameVisitor ? 'same@example.com' : `p${i}@example.com`,
           client_user_agent: 'Mozilla/5.0 (test)',
@@ -257,21 +276,22 @@ for (const kind of await testStores()) {
       await waitUntil(async () => (await statusOf(pixel, 'tt-2', 'tiktok')) === 'forwarded');
     });
 
-    it('TikTok: isolates a poisoned event in a batch: the rest forwarded, 1 failed with TikTok’s message', async () => {
+    it('TikTok: one poisoned event in a batch of 500: 499 forwarded, 1 failed with TikTok’s message', async () => {
       const pixel = await h.pixel(acme);
       await destination(pixel, 'tiktok');
       tiktok.rejectEvent = (e) =>
-        e['event_id'] === 'ttpoison-37' ? 'properties.value: Not a valid number.' : undefined;
+        e['event_id'] === 'ttpoison-337' ? 'properties.value: Not a valid number.' : undefined;
       try {
-        await track(pixel, 'ttpoison', 100);
+        await track(pixel, 'ttpoison', 500);
         await startWorker();
-        await waitUntil(() => tiktokReceived('ttpoison') === 99);
-        await waitUntil(async () => (await statusOf(pixel, 'ttpoison-37', 'tiktok')) === 'failed');
-        const [bad] = await forwarding(pixel, 'ttpoison-37', 'tiktok');
+        await waitUntil(() => tiktokReceived('ttpoison') === 499);
+        await waitUntil(async () => (await statusOf(pixel, 'ttpoison-337', 'tiktok')) === 'failed');
+        const [bad] = await forwarding(pixel, 'ttpoison-337', 'tiktok');
         assert.match(bad!.lastError!, /TikTok code 40002: .*Not a valid number/);
-        assert.equal(tiktokReceived('ttpoison'), 99);
+        assert.ok(bad!.attempts > 1, 'sent in the batch, then alone');
+        assert.equal(tiktokReceived('ttpoison'), 499);
         await waitUntil(
-          async () => (await statusOf(pixel, 'ttpoison-99', 'tiktok')) === 'forwarded',
+          async () => (await statusOf(pixel, 'ttpoison-499', 'tiktok')) === 'forwarded',
         );
       } finally {
         delete tiktok.rejectEvent;
@@ -302,6 +322,221 @@ for (const kind of await testStores()) {
       assert.equal(res.json().state, 'active');
       await waitUntil(() => tiktokReceived('ttexp') === 4);
     });
+
+    it('TikTok: no permission for the pixel (code 40001) suspends; validate says why it would not forward; PATCH with the right pixel code resumes', async () => {
+      const pixel = await h.pixel(acme);
+      const dst = await destination(pixel, 'tiktok', { pixel_code: 'C0NOTMINE0001' });
+      await track(pixel, 'ttperm', 3);
+      await startWorker();
+      await waitUntil(async () => (await state(pixel, dst)).state === 'suspended');
+      assert.match((await state(pixel, dst)).last_error, /TikTok code 40001: No permission/);
+      assert.equal(await statusOf(pixel, 'ttperm-0', 'tiktok'), 'pending');
+      // The validator says the suspended destination would not forward, and why (contract §12).
+      const validated = await h.request(acme, {
+        method: 'POST',
+        url: '/v1/track/validate',
+        payload: { pixel_id: pixel, event_name: 'Lead', user_data: { email: 'v@example.com' } },
+      });
+      assert.equal(validated.statusCode, 200, validated.body);
+      const [verdict] = validated.json().destinations;
+      assert.equal(verdict.destination_id, dst);
+      assert.equal(verdict.would_forward, false);
+      assert.match(verdict.reason, /suspended \(TikTok code 40001: No permission/);
+      assert.equal(verdict.payload.event_source_id, 'C0NOTMINE0001');
+      const res = await h.request(acme, {
+        method: 'PATCH',
+        url: `/v1/pixels/${pixel}/destinations/${dst}`,
+        payload: { config: { pixel_code: tiktok.pixelCode } },
+      });
+      assert.equal(res.statusCode, 200, res.body);
+      assert.equal(res.json().state, 'active');
+      await waitUntil(() => tiktokReceived('ttperm') === 3);
+      await waitUntil(async () => (await statusOf(pixel, 'ttperm-2', 'tiktok')) === 'forwarded');
+      const resumed = await h.request(acme, {
+        method: 'POST',
+        url: '/v1/track/validate',
+        payload: { pixel_id: pixel, event_name: 'Lead', user_data: { email: 'v@example.com' } },
+      });
+      assert.equal(resumed.json().destinations[0].would_forward, true);
+    });
+
+    it('TikTok: throttling (code 40100) is retried later, not failed', async () => {
+      const pixel = await h.pixel(acme);
+      const dst = await destination(pixel, 'tiktok');
+      tiktok.mode = 'throttled';
+      try {
+        await track(pixel, 'ttslow', 5);
+        await startWorker([0.2, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2]);
+        await waitUntil(
+          async () => ((await forwarding(pixel, 'ttslow-0', 'tiktok'))[0]?.attempts ?? 0) >= 2,
+        );
+        const [waiting] = await forwarding(pixel, 'ttslow-0', 'tiktok');
+        assert.equal(waiting!.status, 'pending');
+        assert.match(waiting!.lastError!, /TikTok code 40100/);
+        assert.equal((await state(pixel, dst)).state, 'failing');
+      } finally {
+        tiktok.mode = 'normal';
+      }
+      await waitUntil(() => tiktokReceived('ttslow') === 5);
+      await waitUntil(async () => (await statusOf(pixel, 'ttslow-4', 'tiktok')) === 'forwarded');
+      assert.equal((await state(pixel, dst)).state, 'active');
+    });
+
+    it('TikTok: 1,500 events go in 2 requests (at most 1,000 each)', async () => {
+      const pixel = await h.pixel(acme);
+      await destination(pixel, 'tiktok');
+      await track(pixel, 'ttmany', 1500);
+      await startWorker();
+      await waitUntil(() => tiktokReceived('ttmany') === 1500, 30_000);
+      const sizes = tiktok.requests
+        .map((r) => (r.json as { data: Array<{ event_id: string }> }).data)
+        .filter((data) => data.some((e) => e.event_id.startsWith('ttmany-')))
+        .map((data) => data.length)
+        .sort((a, b) => a - b);
+      assert.deepEqual(sizes, [500, 1000]);
+      assert.equal(tiktok.duplicates, 0);
+    });
+
+    it('GA4: no per-event refusal in /mp/collect; an event GA4 would drop is skipped before sending, so the other 24 of its request arrive', async () => {
+      const pixel = await h.pixel(acme);
+      await destination(pixel, 'ga4');
+      // One visitor, so all 25 would share a request; GA4 drops events under reserved names
+      // (and the stand-in, as the worst case, the request holding one) without a word.
+      await track(pixel, 'gapoison', 24, { sameVisitor: true });
+      await track(pixel, 'gapoison-bad', 1, { sameVisitor: true, name: 'session_start' });
+      await startWorker();
+      await waitUntil(() => ga4Events('gapoison').length === 24);
+      await waitUntil(async () => (await statusOf(pixel, 'gapoison-bad-0', 'ga4')) === 'skipped');
+      const [bad] = await forwarding(pixel, 'gapoison-bad-0', 'ga4');
+      assert.match(bad!.reason!, /GA4 event name "session_start" is reserved/);
+      assert.equal(bad!.attempts, 0);
+      assert.equal(ga4Events('gapoison-bad').length, 0);
+      assert.ok(
+        ga4.requests.every((r) => !r.body.includes('session_start')),
+        'never sent to GA4',
+      );
+      await waitUntil(async () => (await statusOf(pixel, 'gapoison-23', 'ga4')) === 'forwarded');
+    });
+
+    it('GA4: a wrong api_secret cannot be detected: GA4 answers 204, keeps nothing, and the events read forwarded (documented)', async () => {
+      const pixel = await h.pixel(acme);
+      const dst = await destination(pixel, 'ga4', { api_secret: 'not-the-secret-9999' });
+      await track(pixel, 'gasecret', 3);
+      await startWorker();
+      await waitUntil(async () => (await statusOf(pixel, 'gasecret-2', 'ga4')) === 'forwarded');
+      const [entry] = await forwarding(pixel, 'gasecret-0', 'ga4');
+      assert.equal(entry!.status, 'forwarded');
+      assert.equal(entry!.attemptLog![0]!.statusCode, 204);
+      assert.equal(ga4Events('gasecret').length, 0, 'GA4 dropped them silently');
+      assert.equal((await state(pixel, dst)).state, 'active');
+      // Nor can the test send tell: GA4's validation server does not check api_secret.
+      const test = await h.request(acme, {
+        method: 'POST',
+        url: `/v1/pixels/${pixel}/destinations/${dst}/test`,
+      });
+      assert.equal(test.json().ok, true, test.body);
+    });
+
+    it('GA4: an event older than 72 hours is skipped with the reason and never sent; one inside the window arrives', async () => {
+      const pixel = await h.pixel(acme);
+      await destination(pixel, 'ga4');
+      const hour = 3_600_000;
+      await track(pixel, 'gaold', 1, { timestamp: new Date(Date.now() - 73 * hour) });
+      await track(pixel, 'garecent', 1, { timestamp: new Date(Date.now() - 71 * hour) });
+      await startWorker();
+      await waitUntil(() => ga4Events('garecent').length === 1);
+      await waitUntil(async () => (await statusOf(pixel, 'gaold-0', 'ga4')) === 'skipped');
+      const [old] = await forwarding(pixel, 'gaold-0', 'ga4');
+      assert.match(old!.reason!, /outside GA4's 72-hour window/);
+      assert.equal(old!.attempts, 0);
+      assert.ok(ga4.requests.every((r) => !r.body.includes('shop.example/gaold')));
+      await waitUntil(async () => (await statusOf(pixel, 'garecent-0', 'ga4')) === 'forwarded');
+    });
+
+    it('GA4: a retry that would fall outside the 72 hours is not scheduled: failed with the reason', async () => {
+      const pixel = await h.pixel(acme);
+      await destination(pixel, 'ga4');
+      ga4.mode = 'down';
+      try {
+        // A minute inside the window at the first attempt; the next would be 10 minutes later.
+        await track(pixel, 'gaedge', 1, {
+          timestamp: new Date(Date.now() - 72 * 3_600_000 + 60_000),
+        });
+        await startWorker([600]);
+        await waitUntil(async () => (await statusOf(pixel, 'gaedge-0', 'ga4')) === 'failed');
+        const [entry] = await forwarding(pixel, 'gaedge-0', 'ga4');
+        assert.match(entry!.lastError!, /retries stopped at the platform's window: HTTP 503/);
+        assert.equal(entry!.attempts, 1);
+      } finally {
+        ga4.mode = 'normal';
+      }
+    });
+
+    it('GA4: params GA4 would refuse are dropped or truncated, and the record says which', async () => {
+      const pixel = await h.pixel(acme);
+      await destination(pixel, 'ga4');
+      await track(pixel, 'gaparams', 1, {
+        customData: {
+          coupon: 'SPRING',
+          shipping: { method: 'express' },
+          tags: ['a', 'b'],
+          comment: 'x'.repeat(150),
+        },
+      });
+      await startWorker();
+      await waitUntil(() => ga4Events('gaparams').length === 1);
+      const [sent] = ga4Events('gaparams');
+      assert.equal(sent!.params['coupon'], 'SPRING');
+      assert.equal(sent!.params['comment'], 'x'.repeat(100));
+      assert.equal('shipping' in sent!.params, false);
+      assert.equal('tags' in sent!.params, false);
+      await waitUntil(async () => (await statusOf(pixel, 'gaparams-0', 'ga4')) === 'forwarded');
+      // Through the API, as a user reads it: the forwarded entry's reason lists the changes.
+      const record = await h.request(acme, {
+        method: 'GET',
+        url: `/v1/pixels/${pixel}/events/gaparams-0`,
+      });
+      const [entry] = record.json().forwarding;
+      assert.equal(entry.status, 'forwarded');
+      assert.match(entry.reason, /dropped params: .*shipping \(object\).*tags \(array\)/);
+      assert.match(entry.reason, /truncated to 100 characters: comment/);
+    });
+
+    for (const platform of ['ga4', 'tiktok'] as const) {
+      it(`${platform}: a hanging destination does not delay another one`, async () => {
+        const pixel = await h.pixel(acme);
+        const server = platform === 'ga4' ? ga4 : tiktok;
+        const hangingId = platform === 'ga4' ? 'G-HANGING1' : 'C0HANGING0001';
+        await destination(
+          pixel,
+          platform,
+          platform === 'ga4' ? { measurement_id: hangingId } : { pixel_code: hangingId },
+        );
+        await destination(pixel, platform);
+        server.hangIf = (r) =>
+          r.query.get('measurement_id') === hangingId ||
+          (r.json as Record<string, unknown> | undefined)?.['event_source_id'] === hangingId;
+        const received = (prefix: string) =>
+          platform === 'ga4' ? ga4Events(prefix).length : tiktokReceived(prefix);
+        // A sender that waits far longer than this test: the hanging request stays open
+        // throughout, so the other destination was served while it hung, not after.
+        const patient = createPlatformSender({ timeoutMs: 120_000 });
+        try {
+          await startWorker(undefined, patient);
+          await track(pixel, `${platform}hang`, 10);
+          await waitUntil(() => received(`${platform}hang`) === 10);
+          await waitUntil(() => server.inFlight() > 0);
+          await track(pixel, `${platform}hang2`, 5);
+          await waitUntil(() => received(`${platform}hang2`) === 5);
+          assert.ok(server.inFlight() > 0, 'the hanging destination still hangs');
+        } finally {
+          delete server.hangIf;
+          server.release();
+          for (const w of workers.splice(0)) await w.stop();
+          await patient.close();
+        }
+      });
+    }
 
     for (const down of ['meta', 'ga4', 'tiktok'] as const) {
       it(`one pixel on all three platforms: ${down} down, the other two keep flowing`, async () => {

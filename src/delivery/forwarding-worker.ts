@@ -210,6 +210,9 @@ export class ForwardingWorker {
       }
     }
     const skipped = new Map(built.skipped.map((s) => [s.eventId, s.reason]));
+    // What the builder changed to fit the platform (GA4's dropped or truncated params): kept
+    // as the forwarded job's reason, so the record says what the platform did not receive.
+    const notes = new Map(built.notes.map((n) => [n.eventId, n.note]));
     const at = this.options.clock.now();
     const outcomes: JobOutcome[] = [];
     const emit: WebhookEvent[] = [];
@@ -227,6 +230,7 @@ export class ForwardingWorker {
         results.get(job.eventId),
         at,
         suspended,
+        notes.get(job.eventId),
       );
       outcomes.push(outcome);
       if (outcome.status === 'forwarded' && f) {
@@ -339,6 +343,7 @@ export class ForwardingWorker {
     result: EventResult | undefined,
     at: Date,
     suspended: string | null,
+    note?: string,
   ): JobOutcome {
     const base = {
       pixelId: job.pixelId,
@@ -361,7 +366,7 @@ export class ForwardingWorker {
     const { verdict } = result;
     switch (verdict.kind) {
       case 'success':
-        return { ...base, status: 'forwarded', forwardedAt: at };
+        return { ...base, status: 'forwarded', forwardedAt: at, reason: note ?? null };
       case 'permanent':
         return { ...base, status: 'failed', lastError: verdict.message };
       case 'auth':

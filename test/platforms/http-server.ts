@@ -34,8 +34,18 @@ export interface PlatformServer {
   mode: ServerMode;
   /** Never answer the requests this picks (one destination hanging, another served). */
   hangIf?: (request: ReceivedRequest) => boolean;
+  /**
+   * Accept the requests this picks (the platform keeps their events, as it would have) but hold
+   * the answer back: the sender is left between "the platform has it" and "we know it", where a
+   * crash must lead to a resend. Held requests are listed in `held`.
+   */
+  holdIf?: (request: ReceivedRequest) => boolean;
+  held: ReceivedRequest[];
+  /** Hanging or held requests whose sender is still connected, waiting for the answer. */
+  inFlight(): number;
+  /** Cuts the connections of hanging and held requests (their senders see a network error). */
+  release(): void;
   requests: ReceivedRequest[];
-  /** Resolves once `predicate` holds (checked on every arrival). */
   /** Resolves once `predicate` holds after a request; rejects after `timeoutMs` (a test never hangs). */
   waitFor(predicate: () => boolean, timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
@@ -49,6 +59,7 @@ export async function startPlatformServer(
 ): Promise<PlatformServer> {
   const waiters = new Set<() => void>();
   const hanging = new Set<ServerResponse>();
+  const holding = new Set<ServerResponse>();
   const sockets = new Set<import('node:net').Socket>();
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -79,9 +90,17 @@ export async function startPlatformServer(
       for (const wake of waiters) wake();
       if (platform.mode === 'hang' || platform.hangIf?.(request)) {
         hanging.add(res);
+        res.on('close', () => hanging.delete(res));
         return;
       }
       const answer = platform.mode === 'down' ? down() : handle(request, platform);
+      if (platform.holdIf?.(request)) {
+        platform.held.push(request);
+        holding.add(res);
+        res.on('close', () => holding.delete(res));
+        for (const wake of waiters) wake();
+        return;
+      }
       const text = answer.body === undefined ? '' : JSON.stringify(answer.body);
       res.writeHead(answer.status, {
         ...(text ? { 'content-type': 'application/json' } : {}),
@@ -101,6 +120,11 @@ export async function startPlatformServer(
     origin: `http://127.0.0.1:${port}`,
     mode: 'normal',
     requests: [],
+    held: [],
+    inFlight: () => hanging.size + holding.size,
+    release() {
+      for (const res of [...hanging, ...holding]) res.destroy();
+    },
     waitFor(predicate, timeoutMs = 30_000) {
       if (predicate()) return Promise.resolve();
       return new Promise((resolve, reject) => {
@@ -118,7 +142,7 @@ export async function startPlatformServer(
       });
     },
     async close() {
-      for (const res of hanging) res.destroy();
+      for (const res of [...hanging, ...holding]) res.destroy();
       for (const socket of sockets) socket.destroy();
       server.close();
       await once(server, 'close');

@@ -25,6 +25,12 @@ export const DESTINATIONS_PER_PIXEL = 10;
 
 /** The config fields that are credentials: write-only, masked in every answer. */
 const SECRET_FIELDS = ['access_token', 'api_secret'] as const;
+/**
+ * What a platform checks before it takes events: the secret and the account it must open (Meta
+ * code 100/33 and TikTok 40001 refuse a pixel the token may not reach). Correcting either is
+ * "new credentials" in the contract's sense, so it resumes a suspended destination.
+ */
+const CREDENTIAL_FIELDS = [...SECRET_FIELDS, 'pixel_id', 'measurement_id', 'pixel_code'] as const;
 
 const validators = {
   meta: compileValidator(CONFIG_SCHEMAS.meta),
@@ -176,7 +182,7 @@ export async function updateDestination({
         }
       }
       const patch = input.config as Record<string, unknown> | undefined;
-      const credentialsChanged = SECRET_FIELDS.some(
+      const credentialsChanged = CREDENTIAL_FIELDS.some(
         (f) => patch?.[f] !== undefined && patch[f] !== current.config[f],
       );
       const next: Destination = {

@@ -36,7 +36,10 @@ export const ForwardingEntrySchema = Type.Object({
     },
   ),
   attempts: Type.Integer({ description: 'Requests that carried the event.' }),
-  reason: Type.Union([Type.String(), Type.Null()], { description: 'Why it was skipped.' }),
+  reason: Type.Union([Type.String(), Type.Null()], {
+    description:
+      "Why it was skipped; for a forwarded event, what was left out to fit the platform's rules (GA4's dropped or truncated params), else null.",
+  }),
   last_error: nullableString,
   forwarded_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
 });

@@ -930,7 +930,7 @@ export interface components {
                 status: "pending" | "forwarded" | "failed" | "skipped";
                 /** @description Requests that carried the event. */
                 attempts: number;
-                /** @description Why it was skipped. */
+                /** @description Why it was skipped; for a forwarded event, what was left out to fit the platform's rules (GA4's dropped or truncated params), else null. */
                 reason: string | null;
                 last_error: string | null;
                 forwarded_at: string | null;
@@ -1576,7 +1576,7 @@ export interface components {
                 status: "pending" | "forwarded" | "failed" | "skipped";
                 /** @description Requests that carried the event. */
                 attempts: number;
-                /** @description Why it was skipped. */
+                /** @description Why it was skipped; for a forwarded event, what was left out to fit the platform's rules (GA4's dropped or truncated params), else null. */
                 reason: string | null;
                 last_error: string | null;
                 forwarded_at: string | null;
