@@ -61,6 +61,14 @@ function harness() {
     failures,
     /** How many looks the loop has made so far. */
     made: () => made,
+    /** Asserts the loop's next look comes exactly `ms` of clock time from now, not sooner. */
+    looksAfter(ms: number) {
+      const before = made;
+      clock.advance(ms - 1);
+      assert.equal(made, before, `looked before ${ms} ms`);
+      clock.advance(1);
+      assert.equal(made, before + 1, `no look at ${ms} ms`);
+    },
     /** The next look (made already, or when it is made). */
     look: () =>
       new Promise<Call>((resolve) => {
@@ -99,10 +107,7 @@ describe('work loop (the delivery workers’ wake / poll / stop loop)', () => {
     h.loop.start();
     (await h.look()).answer(nothing);
     await settle();
-    h.clock.advance(POLL_MS - 1);
-    assert.equal(h.made(), 1);
-    h.clock.advance(1);
-    assert.equal(h.made(), 2);
+    h.looksAfter(POLL_MS);
     await h.loop.stop();
   });
 
@@ -112,23 +117,20 @@ describe('work loop (the delivery workers’ wake / poll / stop loop)', () => {
     const call = await h.look();
     call.answer({ claimed: 0, next: new Date(call.now.getTime() + 200) });
     await settle();
-    h.clock.advance(199);
-    assert.equal(h.made(), 1);
-    h.clock.advance(1);
-    assert.equal(h.made(), 2);
+    h.looksAfter(200);
     await h.loop.stop();
   });
 
   it('an item already due but not claimed (leased, or over a cap) waits for the poll', async () => {
     const h = harness();
     h.loop.start();
-    const call = await h.look();
-    call.answer({ claimed: 0, next: new Date(call.now.getTime() - 5_000) });
-    await settle();
-    h.clock.advance(POLL_MS - 1);
-    assert.equal(h.made(), 1);
-    h.clock.advance(1);
-    assert.equal(h.made(), 2);
+    // Due exactly now, then due for a while.
+    for (const ago of [0, 5_000]) {
+      const call = await h.look();
+      call.answer({ claimed: 0, next: new Date(call.now.getTime() - ago) });
+      await settle();
+      h.looksAfter(POLL_MS);
+    }
     await h.loop.stop();
   });
 
@@ -165,10 +167,7 @@ describe('work loop (the delivery workers’ wake / poll / stop loop)', () => {
     (await h.look()).answer(nothing);
     await settle();
     // The poll armed by the first look is gone: the next falls a full interval after the second.
-    h.clock.advance(POLL_MS - 1);
-    assert.equal(h.made(), 2);
-    h.clock.advance(1);
-    assert.equal(h.made(), 3);
+    h.looksAfter(POLL_MS);
     await h.loop.stop();
   });
 
@@ -179,9 +178,7 @@ describe('work loop (the delivery workers’ wake / poll / stop loop)', () => {
     (await h.look()).fail(refused);
     await settle();
     assert.deepEqual(h.failures, [refused]);
-    h.clock.advance(POLL_MS - 1);
-    assert.equal(h.made(), 1);
-    h.clock.advance(1);
+    h.looksAfter(POLL_MS);
     (await h.look()).answer(nothing);
     await settle();
     assert.equal(h.made(), 2);
