@@ -15,7 +15,8 @@ import { createPlatformGateway } from '../src/delivery/platform-sender.ts';
 import { createAccount } from '../src/domain/accounts/accounts.ts';
 import type { PlanName } from '../src/domain/accounts/plans.ts';
 import { CommitSignal } from '../src/domain/commits.ts';
-import type { Account, TrackedEvent } from '../src/domain/model.ts';
+import { newId } from '../src/domain/ids.ts';
+import type { Account, Pixel, TrackedEvent } from '../src/domain/model.ts';
 import type { Clock, RateLimiter, Store, Timers } from '../src/domain/ports.ts';
 import { type App, buildApp } from '../src/http/app.ts';
 import type { Metrics } from '../src/http/metrics.ts';
@@ -302,4 +303,36 @@ export function bareEvent(
     customData: null,
     ...fields,
   };
+}
+
+/**
+ * A pro account and one pixel of it, written straight to `store` as created at `at`: the
+ * storage contract suites' fixture (no app in between).
+ */
+export async function storedPixel(store: Store, at: Date): Promise<Pixel> {
+  const accountId = newId('acct');
+  await store.accounts.createAccount(
+    {
+      id: accountId,
+      name: 'Acme',
+      plan: 'pro',
+      status: 'active',
+      customRequestsPerMinute: null,
+      customDailyLimit: null,
+      createdAt: at,
+    },
+    null,
+  );
+  const pixel: Pixel = {
+    id: newId('px'),
+    accountId,
+    name: 'Shop',
+    domain: 'shop.example.com',
+    trackingDomain: 'shop.example.com',
+    status: 'active',
+    createdAt: at,
+    updatedAt: at,
+  };
+  await store.pixels.createPixel(pixel, null, []);
+  return pixel;
 }

@@ -37,6 +37,7 @@ import type {
 } from '../domain/ports.ts';
 import { decideNext } from '../domain/webhooks/retry-policy.ts';
 import type { PlatformSender } from './platform-sender.ts';
+import { type Look, WorkLoop } from './work-loop.ts';
 
 /** What the worker records, shaped as prom-client's counters and histograms. */
 export interface ForwardingMetrics {
@@ -76,15 +77,9 @@ export class ForwardingWorker {
   private readonly owner = `forwarder_${randomUUID()}`;
   /** Destinations with a batch in flight in this worker. */
   private readonly busy = new Set<string>();
-  private readonly running = new Set<Promise<void>>();
-  private cancelTimer: (() => void) | undefined;
-  private ticking = false;
-  private again = false;
-  private wakeQueued = false;
-  private stopped = true;
+  private readonly loop: WorkLoop;
   private readonly concurrency: number;
   private readonly leaseMs: number;
-  private readonly pollMs: number;
   private readonly random: () => number;
 
   constructor(private readonly options: ForwardingWorkerOptions) {
@@ -93,39 +88,25 @@ export class ForwardingWorker {
     // A bisection outliving it may be resent by another worker (at least once; Meta
     // deduplicates by event_id).
     this.leaseMs = options.leaseMs ?? 30_000;
-    this.pollMs = options.pollMs ?? 1_000;
     this.random = options.random ?? Math.random;
+    this.loop = new WorkLoop({
+      clock: options.clock,
+      pollMs: options.pollMs ?? 1_000,
+      look: (now) => this.claim(now),
+      failed: (error) => options.logger.error({ err: error }, 'forwarding claim failed'),
+    });
   }
 
   start(): void {
-    this.stopped = false;
-    this.wake();
+    this.loop.start();
   }
 
   /** Look for work now: called after every commit that may have queued jobs. */
-  wake = (): void => {
-    if (this.stopped) return;
-    if (this.ticking) {
-      this.again = true;
-      return;
-    }
-    if (this.wakeQueued) return;
-    this.schedule(0);
-  };
+  wake = (): void => this.loop.wake();
 
   /** Stops claiming, then waits for the batches in flight to be settled. */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    this.cancelTimer?.();
-    this.cancelTimer = undefined;
-    this.wakeQueued = false;
-    while (this.running.size > 0) await Promise.allSettled([...this.running]);
-  }
-
-  private schedule(delayMs: number): void {
-    this.cancelTimer?.();
-    this.wakeQueued = delayMs === 0;
-    this.cancelTimer = this.options.clock.setTimer(() => void this.tick(), delayMs);
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   private batchSize(platform: Platform): number {
@@ -133,55 +114,39 @@ export class ForwardingWorker {
     return Math.max(1, Math.min(max, this.options.batchSize?.[platform] ?? max));
   }
 
-  private async tick(): Promise<void> {
-    if (this.stopped || this.ticking) return;
-    this.ticking = true;
-    this.wakeQueued = false;
-    this.again = false;
-    let claimed = 0;
-    let next: Date | null = null;
-    const now = this.options.clock.now();
-    try {
-      // A cheap read first: most wake-ups (every stored event) find nothing due.
-      next = await this.options.store.nextDueAt();
-      if (this.busy.size < this.concurrency && next !== null && next <= now) {
-        const batches = await this.options.store.claim({
-          now,
-          take: (d) => this.batchSize(d.type),
-          busy: [...this.busy],
-          leaseMs: this.leaseMs,
-          owner: this.owner,
-        });
-        claimed = batches.length;
-        for (const batch of batches) this.launch(batch);
-      }
-    } catch (error) {
-      this.options.logger.error({ err: error }, 'forwarding claim failed');
-    } finally {
-      this.ticking = false;
+  private async claim(now: Date): Promise<Look> {
+    // A cheap read first: most wake-ups (every stored event) find nothing due.
+    const next = await this.options.store.nextDueAt();
+    if (this.busy.size >= this.concurrency || next === null || next > now) {
+      return { claimed: 0, next };
     }
-    if (this.stopped) return;
-    if (claimed > 0 || this.again) return this.schedule(0);
-    const untilDue = next === null ? this.pollMs : next.getTime() - now.getTime();
-    this.schedule(untilDue > 0 ? Math.min(untilDue, this.pollMs) : this.pollMs);
+    const batches = await this.options.store.claim({
+      now,
+      take: (d) => this.batchSize(d.type),
+      busy: [...this.busy],
+      leaseMs: this.leaseMs,
+      owner: this.owner,
+    });
+    for (const batch of batches) this.launch(batch);
+    return { claimed: batches.length, next };
   }
 
   private launch(batch: ClaimedBatch): void {
     const id = batch.destination.id;
     this.busy.add(id);
-    const task = this.forward(batch)
-      .catch((error) =>
-        this.options.logger.error(
-          { err: error, destination_id: id },
-          'forwarding batch not settled; its jobs come back when the lease ends',
-        ),
-      )
-      .finally(() => {
-        this.busy.delete(id);
-        this.running.delete(task);
-        this.wake();
-      });
-    this.running.add(task);
+    this.loop.track(
+      this.forward(batch)
+        .catch((error) =>
+          this.options.logger.error(
+            { err: error, destination_id: id },
+            'forwarding batch not settled; its jobs come back when the lease ends',
+          ),
+        )
+        .finally(() => {
+          this.busy.delete(id);
+          this.wake();
+        }),
+    );
   }
 
   private async forward(batch: ClaimedBatch): Promise<void> {

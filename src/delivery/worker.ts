@@ -13,6 +13,7 @@ import { decideNext, parseRetryAfter } from '../domain/webhooks/retry-policy.ts'
 import { signingSecrets, signPayload, standardWebhookHeaders } from '../domain/webhooks/signing.ts';
 import { PER_ENDPOINT_IN_FLIGHT } from './in-flight.ts';
 import type { Sender } from './sender.ts';
+import { type Look, WorkLoop } from './work-loop.ts';
 
 export interface DeliveryWorkerOptions {
   store: WebhookStore;
@@ -55,57 +56,35 @@ const IN_FLIGHT = 8 * PER_ENDPOINT_IN_FLIGHT;
 export class DeliveryWorker {
   private readonly owner = `worker_${randomUUID()}`;
   private readonly inflight = new Map<string, number>();
-  private readonly running = new Set<Promise<void>>();
-  private cancelTimer: (() => void) | undefined;
-  private ticking = false;
-  private again = false;
-  /** A tick is already due at once: further wake-ups before it runs add nothing. */
-  private wakeQueued = false;
-  private stopped = true;
+  private readonly loop: WorkLoop;
   private readonly concurrency: number;
   private readonly perEndpoint: number;
   private readonly leaseMs: number;
-  private readonly pollMs: number;
   private readonly random: () => number;
 
   constructor(private readonly options: DeliveryWorkerOptions) {
     this.concurrency = options.concurrency ?? IN_FLIGHT;
     this.perEndpoint = options.perEndpoint ?? PER_ENDPOINT_IN_FLIGHT;
     this.leaseMs = options.leaseMs ?? 20_000;
-    this.pollMs = options.pollMs ?? 1_000;
     this.random = options.random ?? Math.random;
+    this.loop = new WorkLoop({
+      clock: options.clock,
+      pollMs: options.pollMs ?? 1_000,
+      look: (now) => this.claim(now),
+      failed: (error) => options.logger.error({ err: error }, 'webhook claim failed'),
+    });
   }
 
   start(): void {
-    this.stopped = false;
-    this.wake();
+    this.loop.start();
   }
 
   /** Look for work now: called after every commit that wrote webhook messages. */
-  wake = (): void => {
-    if (this.stopped) return;
-    if (this.ticking) {
-      this.again = true;
-      return;
-    }
-    // Every tracked event wakes the worker; a burst of them needs one timer, not one each.
-    if (this.wakeQueued) return;
-    this.schedule(0);
-  };
+  wake = (): void => this.loop.wake();
 
   /** Stops claiming, then waits for the attempts in flight to be recorded. */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    this.cancelTimer?.();
-    this.cancelTimer = undefined;
-    this.wakeQueued = false;
-    while (this.running.size > 0) await Promise.allSettled([...this.running]);
-  }
-
-  private schedule(delayMs: number): void {
-    this.cancelTimer?.();
-    this.wakeQueued = delayMs === 0;
-    this.cancelTimer = this.options.clock.setTimer(() => void this.tick(), delayMs);
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   private inflightTotal(): number {
@@ -114,42 +93,22 @@ export class DeliveryWorker {
     return total;
   }
 
-  private async tick(): Promise<void> {
-    if (this.stopped || this.ticking) return;
-    this.ticking = true;
-    this.wakeQueued = false;
-    this.again = false;
-    let claimed = 0;
-    let next: Date | null = null;
-    const now = this.options.clock.now();
-    try {
-      // A cheap read first: most wake-ups (every commit) find nothing due for this worker,
-      // and a claim takes the write lock.
-      next = await this.options.store.nextDueAt();
-      const capacity = this.concurrency - this.inflightTotal();
-      if (capacity > 0 && next !== null && next <= now) {
-        const batch = await this.options.store.claimDue({
-          now,
-          limit: capacity,
-          perEndpoint: this.perEndpoint,
-          open: Object.fromEntries(this.inflight),
-          leaseMs: this.leaseMs,
-          owner: this.owner,
-        });
-        claimed = batch.length;
-        for (const delivery of batch) this.launch(delivery);
-      }
-    } catch (error) {
-      this.options.logger.error({ err: error }, 'webhook claim failed');
-    } finally {
-      this.ticking = false;
-    }
-    if (this.stopped) return;
-    if (claimed > 0 || this.again) return this.schedule(0);
-    // Nothing claimable now. Sleep until the next delivery comes due; if one is due already
-    // it is leased or its endpoint is at its cap, and the attempt ending will wake us.
-    const untilDue = next === null ? this.pollMs : next.getTime() - now.getTime();
-    this.schedule(untilDue > 0 ? Math.min(untilDue, this.pollMs) : this.pollMs);
+  private async claim(now: Date): Promise<Look> {
+    // A cheap read first: most wake-ups (every commit) find nothing due for this worker, and a
+    // claim takes the write lock.
+    const next = await this.options.store.nextDueAt();
+    const capacity = this.concurrency - this.inflightTotal();
+    if (capacity <= 0 || next === null || next > now) return { claimed: 0, next };
+    const batch = await this.options.store.claimDue({
+      now,
+      limit: capacity,
+      perEndpoint: this.perEndpoint,
+      open: Object.fromEntries(this.inflight),
+      leaseMs: this.leaseMs,
+      owner: this.owner,
+    });
+    for (const delivery of batch) this.launch(delivery);
+    return { claimed: batch.length, next };
   }
 
   private launch(delivery: ClaimedDelivery): void {
@@ -168,18 +127,16 @@ export class DeliveryWorker {
       else this.inflight.set(id, left);
       this.wake();
     };
-    const task = this.deliver(delivery, release)
-      .catch((error) =>
-        this.options.logger.error(
-          { err: error, message_id: delivery.messageId },
-          'webhook attempt not recorded',
-        ),
-      )
-      .finally(() => {
-        this.running.delete(task);
-        release();
-      });
-    this.running.add(task);
+    this.loop.track(
+      this.deliver(delivery, release)
+        .catch((error) =>
+          this.options.logger.error(
+            { err: error, message_id: delivery.messageId },
+            'webhook attempt not recorded',
+          ),
+        )
+        .finally(release),
+    );
   }
 
   private async deliver(delivery: ClaimedDelivery, release: () => void): Promise<void> {

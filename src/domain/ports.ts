@@ -141,6 +141,17 @@ export interface EventStore {
   listEvents(query: EventQuery): Promise<{ events: TrackedEvent[]; total: number }>;
 }
 
+/** What a worker asks for when it claims due deliveries (WebhookStore.claimDue). */
+export interface DeliveryClaim {
+  now: Date;
+  limit: number;
+  perEndpoint: number;
+  /** Requests the claiming worker has open, by endpoint id. */
+  open: Readonly<Record<string, number>>;
+  leaseMs: number;
+  owner: string;
+}
+
 export interface WebhookStore {
   /**
    * Registers the endpoint unless the account already has `limit` (not deleted), checked
@@ -184,15 +195,7 @@ export interface WebhookStore {
    * `open[id]` requests already in flight gets at most `perEndpoint - open[id]`. A claim is
    * exclusive until its lease ends, across workers and processes.
    */
-  claimDue(options: {
-    now: Date;
-    limit: number;
-    perEndpoint: number;
-    /** Requests the claiming worker has open, by endpoint id. */
-    open: Readonly<Record<string, number>>;
-    leaseMs: number;
-    owner: string;
-  }): Promise<ClaimedDelivery[]>;
+  claimDue(options: DeliveryClaim): Promise<ClaimedDelivery[]>;
   /** Records how the attempt ended and what happens next; ignored if the lease was lost. */
   recordAttempt(
     delivery: ClaimedDelivery,
@@ -376,6 +379,15 @@ export interface ExportQuery {
  * per-bucket counts (event-totals.ts) in the same transaction, so `total` and the stats never
  * count a deleted event; each call is one short transaction, so ingest waits at most one batch.
  */
+/** The events an erasure deletes (LifecycleStore.erasePerson). */
+export interface PersonErasure {
+  accountId: string;
+  pixelIds: string[] | null;
+  keys: PersonKeys;
+  afterSeq: number;
+  throughSeq: number;
+}
+
 export interface LifecycleStore {
   /** The highest arrival number stored (0 when none): where an erasure's scan ends. */
   lastSeq(): Promise<number>;
@@ -383,13 +395,7 @@ export interface LifecycleStore {
    * Deletes the account's events of `pixelIds` (every pixel of the account when `null`) with
    * arrival number in (afterSeq, throughSeq] whose user_data holds any of `keys`; how many.
    */
-  erasePerson(options: {
-    accountId: string;
-    pixelIds: string[] | null;
-    keys: PersonKeys;
-    afterSeq: number;
-    throughSeq: number;
-  }): Promise<number>;
+  erasePerson(options: PersonErasure): Promise<number>;
   /** One page of the pixel's events, oldest first (`timestamp`, then arrival), after the cursor. */
   exportPage(query: ExportQuery): Promise<{ events: TrackedEvent[]; next: ExportCursor | null }>;
   /** Deletes at most `limit` of the pixel's events with `timestamp` before `before`; how many. */

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { bareEvent, testStores } from '../../test/harness.ts';
+import { bareEvent, storedPixel, testStores } from '../../test/harness.ts';
 import { newId } from '../domain/ids.ts';
 import type { Pixel, TrackedEvent } from '../domain/model.ts';
 import type { Store } from '../domain/ports.ts';
@@ -22,33 +22,7 @@ for (const kind of await testStores()) {
     });
     after(() => store.close());
 
-    async function pixel(): Promise<Pixel> {
-      const accountId = newId('acct');
-      await store.accounts.createAccount(
-        {
-          id: accountId,
-          name: 'Acme',
-          plan: 'pro',
-          status: 'active',
-          customRequestsPerMinute: null,
-          customDailyLimit: null,
-          createdAt: T0,
-        },
-        null,
-      );
-      const p: Pixel = {
-        id: newId('px'),
-        accountId,
-        name: 'Shop',
-        domain: 'shop.example.com',
-        trackingDomain: 'shop.example.com',
-        status: 'active',
-        createdAt: T0,
-        updatedAt: T0,
-      };
-      await store.pixels.createPixel(p, null, []);
-      return p;
-    }
+    const pixel = () => storedPixel(store, T0);
     const ev = (p: Pixel, eventId: string, fields: Partial<TrackedEvent> = {}) =>
       bareEvent({ accountId: p.accountId, pixelId: p.id, eventId, timestamp: T0, ...fields });
     const insert = async (events: TrackedEvent[]) => {

@@ -6,12 +6,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { bareEvent, testStores } from '../../test/harness.ts';
+import { bareEvent, storedPixel, testStores } from '../../test/harness.ts';
 import { prepareEvent } from '../domain/events/track-event.ts';
 import { sha256Hex } from '../domain/events/user-data.ts';
 import { RAW_MATCH_KEYS_TTL_MS } from '../domain/forwarding/match-keys.ts';
 import { platformUserData } from '../domain/forwarding/platform-user-data.ts';
-import { newId } from '../domain/ids.ts';
 import type { Pixel, TrackedEvent } from '../domain/model.ts';
 import type { Store } from '../domain/ports.ts';
 
@@ -28,33 +27,7 @@ for (const kind of await testStores()) {
     });
     after(() => store.close());
 
-    async function pixel(): Promise<Pixel> {
-      const accountId = newId('acct');
-      await store.accounts.createAccount(
-        {
-          id: accountId,
-          name: 'Acme',
-          plan: 'pro',
-          status: 'active',
-          customRequestsPerMinute: null,
-          customDailyLimit: null,
-          createdAt: T0,
-        },
-        null,
-      );
-      const p: Pixel = {
-        id: newId('px'),
-        accountId,
-        name: 'Shop',
-        domain: 'shop.example.com',
-        trackingDomain: 'shop.example.com',
-        status: 'active',
-        createdAt: T0,
-        updatedAt: T0,
-      };
-      await store.pixels.createPixel(p, null, []);
-      return p;
-    }
+    const pixel = () => storedPixel(store, T0);
 
     /** An event exactly as ingestion prepares it (validation, hashing, the split of keys). */
     const prepared = (p: Pixel, body: Record<string, unknown>, at = T0): TrackedEvent =>

@@ -30,6 +30,25 @@ export function bound(value: string | undefined, edge: 'start' | 'end'): Date | 
   return instant;
 }
 
+/**
+ * The `start_date` … `end_date` filter of a listing or an export: each bound optional, a start
+ * after the end refused.
+ */
+export function dateRange(query: {
+  start_date?: string | undefined;
+  end_date?: string | undefined;
+}): {
+  from: Date | undefined;
+  to: Date | undefined;
+} {
+  const from = bound(query.start_date, 'start');
+  const to = bound(query.end_date, 'end');
+  if (from && to && from.getTime() > to.getTime()) {
+    throw invalidParameter('start_date', 'must not be after end_date');
+  }
+  return { from, to };
+}
+
 export function eventRecord(event: TrackedEvent, forwarding: readonly ForwardingEntry[] = []) {
   return {
     event_id: event.eventId,
@@ -69,11 +88,7 @@ export async function listEvents({
   pixelId: string;
   query: ListEventsQuery;
 }): Promise<EventList> {
-  const from = bound(query.start_date, 'start');
-  const to = bound(query.end_date, 'end');
-  if (from && to && from.getTime() > to.getTime()) {
-    throw invalidParameter('start_date', 'must not be after end_date');
-  }
+  const { from, to } = dateRange(query);
   const pixel = await ctx.store.pixels.getPixel(ctx.account.id, pixelId);
   if (!pixel) throw pixelNotFound(pixelId);
   const page = pageOf(query);

@@ -1,6 +1,6 @@
 import type { Context } from '../context.ts';
-import { invalidParameter, pixelNotFound } from '../errors.ts';
-import { bound, eventRecord } from '../events/list-events.ts';
+import { pixelNotFound } from '../errors.ts';
+import { dateRange, eventRecord } from '../events/list-events.ts';
 import { forwardingOf } from '../forwarding/forwarding-record.ts';
 import type { ExportCursor } from '../ports.ts';
 import type { ExportFormat, ExportQueryInput } from './schemas.ts';
@@ -62,11 +62,7 @@ export async function exportEvents({
   pixelId: string;
   query: ExportQueryInput;
 }): Promise<{ format: ExportFormat; chunks: AsyncGenerator<string> }> {
-  const from = bound(query.start_date, 'start');
-  const to = bound(query.end_date, 'end');
-  if (from && to && from.getTime() > to.getTime()) {
-    throw invalidParameter('start_date', 'must not be after end_date');
-  }
+  const { from, to } = dateRange(query);
   const pixel = await ctx.store.pixels.getPixel(ctx.account.id, pixelId);
   if (!pixel) throw pixelNotFound(pixelId);
   const format = query.format ?? 'ndjson';

@@ -38,6 +38,16 @@ export const UpdatePixelSchema = Type.Object(
 );
 export type UpdatePixelInput = Static<typeof UpdatePixelSchema>;
 
+/** The pixel the API reference shows (its objects, and the webhook payloads that carry one). */
+export const PIXEL_EXAMPLE = {
+  id: 'px_7Hq2LmN4pR8sT1vW',
+  name: 'Shop',
+  domain: 'shop.example.com',
+  tracking_domain: 'track.shop.example.com',
+  status: 'active',
+  created_at: '2026-11-01T09:00:00.000Z',
+};
+
 export const PixelSchema = Type.Object(
   {
     id: Type.String(),
@@ -48,16 +58,7 @@ export const PixelSchema = Type.Object(
     created_at: Type.String({ format: 'date-time' }),
   },
   {
-    examples: [
-      {
-        id: 'px_7Hq2LmN4pR8sT1vW',
-        name: 'Shop',
-        domain: 'shop.example.com',
-        tracking_domain: 'track.shop.example.com',
-        status: 'active',
-        created_at: '2026-11-01T09:00:00.000Z',
-      },
-    ],
+    examples: [PIXEL_EXAMPLE],
   },
 );
 export type PixelObject = Static<typeof PixelSchema>;
@@ -72,17 +73,7 @@ export const PixelDetailSchema = Type.Object(
     }),
   },
   {
-    examples: [
-      {
-        id: 'px_7Hq2LmN4pR8sT1vW',
-        name: 'Shop',
-        domain: 'shop.example.com',
-        tracking_domain: 'track.shop.example.com',
-        status: 'active',
-        created_at: '2026-11-01T09:00:00.000Z',
-        match_quality_7d: 6.4,
-      },
-    ],
+    examples: [{ ...PIXEL_EXAMPLE, match_quality_7d: 6.4 }],
   },
 );
 export type PixelDetail = Static<typeof PixelDetailSchema>;

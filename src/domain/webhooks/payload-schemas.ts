@@ -4,17 +4,9 @@
  * client, so a receiver's code is checked against what is actually sent.
  */
 import { type TSchema, Type } from '@sinclair/typebox';
-import { PixelSchema } from '../pixels/schemas.ts';
+import { PIXEL_EXAMPLE, PixelSchema } from '../pixels/schemas.ts';
 
 const at = '2026-11-24T18:42:11.000Z';
-const pixelExample = {
-  id: 'px_7Hq2LmN4pR8sT1vW',
-  name: 'Shop',
-  domain: 'shop.example.com',
-  tracking_domain: 'track.shop.example.com',
-  status: 'active',
-  created_at: '2026-11-01T09:00:00.000Z',
-};
 
 /** The envelope every delivery shares; `data` differs by kind. */
 function envelope<K extends string, D extends TSchema>(kind: K, data: D, example: unknown) {
@@ -54,7 +46,7 @@ export const EventTrackedWebhookSchema = envelope(
     timestamp: Type.String({ format: 'date-time' }),
   }),
   {
-    pixel_id: pixelExample.id,
+    pixel_id: PIXEL_EXAMPLE.id,
     event_name: 'Purchase',
     event_id: 'order-10045',
     value: 49.99,
@@ -77,7 +69,7 @@ export const EventForwardedWebhookSchema = envelope(
     }),
   }),
   {
-    pixel_id: pixelExample.id,
+    pixel_id: PIXEL_EXAMPLE.id,
     event_id: 'order-10045',
     event_name: 'Purchase',
     destination_id: 'dst_9Bv4Hc7Jk2Lm5Np8',
@@ -87,7 +79,7 @@ export const EventForwardedWebhookSchema = envelope(
   },
 );
 
-export const PixelCreatedWebhookSchema = envelope('pixel.created', PixelSchema, pixelExample);
+export const PixelCreatedWebhookSchema = envelope('pixel.created', PixelSchema, PIXEL_EXAMPLE);
 
 export const PixelUpdatedWebhookSchema = envelope(
   'pixel.updated',
@@ -99,7 +91,7 @@ export const PixelUpdatedWebhookSchema = envelope(
       }),
     }),
   ]),
-  { ...pixelExample, status: 'paused', previous_attributes: { status: 'active' } },
+  { ...PIXEL_EXAMPLE, status: 'paused', previous_attributes: { status: 'active' } },
 );
 
 export const SubscriptionUpdatedWebhookSchema = envelope(

@@ -1,6 +1,6 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 import { isStorageUnavailable, isTransactionConflict } from '../driver-errors.ts';
+import { pendingMigrations } from '../migration-files.ts';
 
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
 
@@ -178,14 +178,8 @@ export async function migratePostgres(pool: pg.Pool, schema: string | null): Pro
         'SELECT version FROM schema_migrations',
       );
       const applied = new Set(rows.map((r) => r.version));
-      const files = readdirSync(MIGRATIONS_DIR)
-        .filter((f) => /^\d+_.+\.sql$/.test(f))
-        .sort();
       const ran: string[] = [];
-      for (const file of files) {
-        const version = file.replace(/\.sql$/, '');
-        if (applied.has(version)) continue;
-        const sql = readFileSync(new URL(file, MIGRATIONS_DIR), 'utf8');
+      for (const { version, sql } of pendingMigrations(MIGRATIONS_DIR, applied)) {
         await client.query('BEGIN');
         try {
           await client.query(untimed(sql));

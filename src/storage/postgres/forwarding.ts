@@ -1,28 +1,21 @@
 /**
- * Forwarding on PostgreSQL: destinations and reads through the shared queries; the hot paths
- * hand-written: the worker's claims (`FOR UPDATE SKIP LOCKED`, so workers in any number of
+ * Forwarding on PostgreSQL: the reads and the replay are shared (sql/ports.ts forwardingStore);
+ * here, hand-written, the hot paths: the worker's claims (`FOR UPDATE SKIP LOCKED`, so workers in any number of
  * processes never wait on each other's rows) and settlements (one statement per batch). The
  * jobs of new events are written by the event insert's own statement (events.ts).
  */
 import type pg from 'pg';
 import type { Destination } from '../../domain/forwarding/model.ts';
 import type { WebhookEvent } from '../../domain/model.ts';
-import type {
-  ClaimedBatch,
-  DestinationBacklog,
-  ForwardingEntry,
-  ForwardingStore,
-  ForwardStatus,
-  JobOutcome,
-} from '../../domain/ports.ts';
+import type { ClaimedBatch, JobOutcome } from '../../domain/ports.ts';
 import { storableText } from '../../domain/webhooks/response-excerpt.ts';
 import * as destinations from '../queries/destinations.ts';
-import * as forwarding from '../queries/forwarding.ts';
+import type { ForwardingQueue } from '../sql/ports.ts';
 import { inTransaction } from './database.ts';
 import { writeOutbox } from './outbox.ts';
 import { drive, PostgresRunner } from './runner.ts';
 
-export class PostgresForwardingStore implements ForwardingStore {
+export class PostgresForwardingQueue implements ForwardingQueue {
   private readonly runner: PostgresRunner;
 
   constructor(private readonly pool: pg.Pool) {
@@ -153,46 +146,5 @@ export class PostgresForwardingStore implements ForwardingStore {
       }
       await writeOutbox(db, options.emit);
     });
-  }
-
-  nextDueAt(): Promise<Date | null> {
-    return this.runner.read(() => forwarding.nextDueAt(this.runner.sql));
-  }
-
-  eventForwarding(
-    accountId: string,
-    pixelId: string,
-    eventIds: string[],
-    withLog: boolean,
-  ): Promise<Map<string, ForwardingEntry[]>> {
-    return this.runner.read(() =>
-      forwarding.eventForwarding(this.runner.sql, accountId, pixelId, eventIds, withLog),
-    );
-  }
-
-  replay(options: {
-    accountId: string;
-    pixelId: string;
-    destinationId: string;
-    from: Date;
-    to: Date;
-    statuses: ForwardStatus[];
-    now: Date;
-  }): Promise<number> {
-    const sql = this.runner.sql;
-    return this.runner.transaction(function* () {
-      const destination = yield* destinations.getDestination(
-        sql,
-        options.accountId,
-        options.pixelId,
-        options.destinationId,
-      );
-      if (!destination) return 0;
-      return yield* forwarding.replay(sql, { ...options, destination });
-    });
-  }
-
-  backlog(): Promise<DestinationBacklog[]> {
-    return this.runner.read(() => forwarding.backlog(this.runner.sql));
   }
 }

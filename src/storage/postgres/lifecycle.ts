@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { PersonKeys } from '../../domain/ports.ts';
+import type { PersonErasure } from '../../domain/ports.ts';
 import { type BucketDecrement, dailyOf, decrementsOf, totalsOf } from '../event-totals.ts';
 import type { EventDeletes } from '../sql/ports.ts';
 import { inTransaction } from './database.ts';
@@ -88,13 +88,7 @@ export class PostgresEventDeletes implements EventDeletes {
     });
   }
 
-  async erasePerson(o: {
-    accountId: string;
-    pixelIds: string[] | null;
-    keys: PersonKeys;
-    afterSeq: number;
-    throughSeq: number;
-  }): Promise<number> {
+  async erasePerson(o: PersonErasure): Promise<number> {
     const params: unknown[] = [o.afterSeq, o.throughSeq, o.accountId];
     const match = KEY_FIELDS.filter((f) => o.keys[f] !== undefined).map((f) => {
       params.push(o.keys[f]);

@@ -3,6 +3,7 @@ import type {
   AccountStore,
   DestinationStore,
   EventFeed,
+  ForwardingStore,
   KeyStore,
   LifecycleStore,
   MatchKeyStore,
@@ -17,6 +18,7 @@ import {
   accountStore,
   destinationStore,
   eventFeed,
+  forwardingStore,
   keyStore,
   lifecycleStore,
   matchKeyStore,
@@ -33,7 +35,7 @@ import {
   StorageUnavailableError,
 } from './database.ts';
 import { PostgresEventStore } from './events.ts';
-import { PostgresForwardingStore } from './forwarding.ts';
+import { PostgresForwardingQueue } from './forwarding.ts';
 import { PostgresEventDeletes } from './lifecycle.ts';
 import { writeOutbox } from './outbox.ts';
 import { PostgresRunner } from './runner.ts';
@@ -53,7 +55,7 @@ export class PostgresStore implements Store {
   readonly lifecycle: LifecycleStore;
   readonly matchKeys: MatchKeyStore;
   readonly destinations: DestinationStore;
-  readonly forwarding: PostgresForwardingStore;
+  readonly forwarding: ForwardingStore;
   private closed: Promise<void> | undefined;
 
   private constructor(
@@ -76,7 +78,7 @@ export class PostgresStore implements Store {
     this.queue = new PostgresDeliveryQueue(pool);
     this.webhooks = webhookStore(runner, this.queue);
     this.destinations = destinationStore(runner);
-    this.forwarding = new PostgresForwardingStore(pool);
+    this.forwarding = forwardingStore(runner, new PostgresForwardingQueue(pool));
   }
 
   /**

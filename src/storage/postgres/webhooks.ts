@@ -6,7 +6,7 @@ import type {
   WebhookEvent,
   WebhookEventType,
 } from '../../domain/model.ts';
-import type { RetryOutcome } from '../../domain/ports.ts';
+import type { DeliveryClaim, RetryOutcome } from '../../domain/ports.ts';
 import { claimedBody, INTERRUPTED_ATTEMPT_ERROR } from '../../domain/webhooks/delivery.ts';
 import { GroupCommit } from '../group-commit.ts';
 import type { AttemptRecord } from '../queries/webhook-deliveries.ts';
@@ -75,14 +75,7 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
     return id!;
   }
 
-  async claimDue(options: {
-    now: Date;
-    limit: number;
-    perEndpoint: number;
-    open: Readonly<Record<string, number>>;
-    leaseMs: number;
-    owner: string;
-  }): Promise<ClaimedDelivery[]> {
+  async claimDue(options: DeliveryClaim): Promise<ClaimedDelivery[]> {
     const { now } = options;
     const openIds = Object.keys(options.open);
     const openCounts = openIds.map((id) => options.open[id]!);

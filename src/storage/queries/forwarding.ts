@@ -1,7 +1,9 @@
 /**
- * Forwarding reads and the replay, written once for both databases (sql/query.ts). The
- * worker's claims and settlements are hot paths and stay hand-written per dialect
- * (sqlite/forwarding.ts, postgres/forwarding.ts).
+ * Forwarding reads and the replay, written once for both databases (sql/query.ts) and run by
+ * sql/ports.ts forwardingStore. The worker's claims and settlements are hot paths and stay
+ * hand-written per dialect (sqlite/forwarding.ts, postgres/forwarding.ts): PostgreSQL settles a
+ * batch in one set-based statement (unnest … RETURNING), SQLite job by job on prepared
+ * statements, so no one builder keeps both shapes.
  */
 import { sql } from 'kysely';
 import type { Destination } from '../../domain/forwarding/model.ts';

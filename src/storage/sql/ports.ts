@@ -1,13 +1,15 @@
 /**
  * The store ports, or the parts of them, that are the same on both databases: each method runs
  * a shared query (queries/*.ts) on the adapter's runner. Only what is hot or truly different
- * (the event insert, the delivery claim, a hand retry, deletions and their counts, the live
- * tail's bus, the stats) is the adapter's own, passed in here.
+ * (the event insert, the delivery claim, a hand retry, the forwarding claim and settlement,
+ * deletions and their counts, the live tail's bus, the stats) is the adapter's own, passed in
+ * here.
  */
 import type {
   AccountStore,
   DestinationStore,
   EventFeed,
+  ForwardingStore,
   KeyStore,
   LifecycleStore,
   MatchKeyStore,
@@ -22,6 +24,7 @@ import * as sessions from '../queries/dashboard-sessions.ts';
 import * as destinations from '../queries/destinations.ts';
 import * as events from '../queries/events.ts';
 import * as forwardable from '../queries/forwardable.ts';
+import * as forwarding from '../queries/forwarding.ts';
 import * as pixels from '../queries/pixels.ts';
 import * as attempts from '../queries/webhook-attempts.ts';
 import * as deliveries from '../queries/webhook-deliveries.ts';
@@ -156,5 +159,37 @@ export function destinationStore({ sql: db, read, transaction }: Runner): Destin
       transaction(() => destinations.updateDestination(db, accountId, pixelId, id, change)),
     deleteDestination: (accountId, pixelId, id) =>
       transaction(() => destinations.deleteDestination(db, accountId, pixelId, id)),
+  };
+}
+
+/**
+ * The forwarding queue's parts written per database: the worker's claims and settlements (hot
+ * paths: one set-based statement per batch on PostgreSQL, prepared statements per job on SQLite).
+ */
+export type ForwardingQueue = Pick<ForwardingStore, 'claim' | 'settle'>;
+
+/** Forwarding jobs: the reads and the replay shared, the queue's hot paths per database. */
+export function forwardingStore(
+  { sql: db, read, transaction }: Runner,
+  queue: ForwardingQueue,
+): ForwardingStore {
+  return {
+    claim: (options) => queue.claim(options),
+    settle: (options) => queue.settle(options),
+    nextDueAt: () => read(() => forwarding.nextDueAt(db)),
+    eventForwarding: (accountId, pixelId, eventIds, withLog) =>
+      read(() => forwarding.eventForwarding(db, accountId, pixelId, eventIds, withLog)),
+    replay: (options) =>
+      transaction(function* () {
+        const destination = yield* destinations.getDestination(
+          db,
+          options.accountId,
+          options.pixelId,
+          options.destinationId,
+        );
+        if (!destination) return 0;
+        return yield* forwarding.replay(db, { ...options, destination });
+      }),
+    backlog: () => read(() => forwarding.backlog(db)),
   };
 }

@@ -1,6 +1,7 @@
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { pendingMigrations } from '../migration-files.ts';
 
 export type SqliteDatabase = Database.Database;
 
@@ -51,14 +52,8 @@ export function migrateSqlite(db: SqliteDatabase): string[] {
   const applied = new Set(
     db.prepare('SELECT version FROM schema_migrations').pluck().all() as string[],
   );
-  const files = readdirSync(MIGRATIONS_DIR)
-    .filter((f) => /^\d+_.+\.sql$/.test(f))
-    .sort();
   const ran: string[] = [];
-  for (const file of files) {
-    const version = file.replace(/\.sql$/, '');
-    if (applied.has(version)) continue;
-    const sql = readFileSync(new URL(file, MIGRATIONS_DIR), 'utf8');
+  for (const { version, sql } of pendingMigrations(MIGRATIONS_DIR, applied)) {
     // IMMEDIATE takes the write lock first, so two processes starting at once cannot both
     // apply the same migration.
     db.transaction(() => {

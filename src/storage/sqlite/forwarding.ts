@@ -1,22 +1,15 @@
 import type { Statement } from 'better-sqlite3';
 /**
- * Forwarding on SQLite: destinations and reads through the shared queries
- * (queries/destinations.ts, queries/forwarding.ts, queries/forwardable.ts); the hot paths
- * hand-written: jobs written with each new event, the worker's claims and settlements.
+ * Forwarding on SQLite: the reads and the replay are shared (sql/ports.ts forwardingStore, on
+ * queries/forwarding.ts); here, hand-written, the hot paths: jobs written with each new event,
+ * the worker's claims and settlements.
  */
 import type { Destination } from '../../domain/forwarding/model.ts';
 import type { TrackedEvent, WebhookEvent } from '../../domain/model.ts';
-import type {
-  ClaimedBatch,
-  DestinationBacklog,
-  ForwardingEntry,
-  ForwardingStore,
-  ForwardStatus,
-  JobOutcome,
-} from '../../domain/ports.ts';
+import type { ClaimedBatch, JobOutcome } from '../../domain/ports.ts';
 import { storableText } from '../../domain/webhooks/response-excerpt.ts';
 import * as destinations from '../queries/destinations.ts';
-import * as forwarding from '../queries/forwarding.ts';
+import type { ForwardingQueue } from '../sql/ports.ts';
 import { commitWithoutFlush, type SqliteDatabase } from './database.ts';
 import { SqliteRunner } from './runner.ts';
 import type { DurableCommit } from './wal-sync.ts';
@@ -63,7 +56,7 @@ export function forwardJobWriter(db: SqliteDatabase) {
   };
 }
 
-export class SqliteForwardingStore implements ForwardingStore {
+export class SqliteForwardingQueue implements ForwardingQueue {
   private readonly runner: SqliteRunner;
   private readonly statements = new Map<string, Statement>();
 
@@ -222,46 +215,5 @@ export class SqliteForwardingStore implements ForwardingStore {
         })
         .immediate(),
     );
-  }
-
-  nextDueAt(): Promise<Date | null> {
-    return this.runner.read(() => forwarding.nextDueAt(this.runner.sql));
-  }
-
-  eventForwarding(
-    accountId: string,
-    pixelId: string,
-    eventIds: string[],
-    withLog: boolean,
-  ): Promise<Map<string, ForwardingEntry[]>> {
-    return this.runner.read(() =>
-      forwarding.eventForwarding(this.runner.sql, accountId, pixelId, eventIds, withLog),
-    );
-  }
-
-  replay(options: {
-    accountId: string;
-    pixelId: string;
-    destinationId: string;
-    from: Date;
-    to: Date;
-    statuses: ForwardStatus[];
-    now: Date;
-  }): Promise<number> {
-    const sql = this.runner.sql;
-    return this.runner.transaction(function* () {
-      const destination = yield* destinations.getDestination(
-        sql,
-        options.accountId,
-        options.pixelId,
-        options.destinationId,
-      );
-      if (!destination) return 0;
-      return yield* forwarding.replay(sql, { ...options, destination });
-    });
-  }
-
-  backlog(): Promise<DestinationBacklog[]> {
-    return this.runner.read(() => forwarding.backlog(this.runner.sql));
   }
 }

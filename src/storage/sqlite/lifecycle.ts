@@ -1,4 +1,4 @@
-import type { PersonKeys } from '../../domain/ports.ts';
+import type { PersonErasure } from '../../domain/ports.ts';
 import { type DeletedEvent, dailyOf, decrementsOf, totalsOf } from '../event-totals.ts';
 import type { EventDeletes } from '../sql/ports.ts';
 import type { SqliteDatabase } from './database.ts';
@@ -93,13 +93,7 @@ export class SqliteEventDeletes implements EventDeletes {
     return this.durable(() => tx.immediate());
   }
 
-  async erasePerson(o: {
-    accountId: string;
-    pixelIds: string[] | null;
-    keys: PersonKeys;
-    afterSeq: number;
-    throughSeq: number;
-  }): Promise<number> {
+  async erasePerson(o: PersonErasure): Promise<number> {
     const match = KEY_FIELDS.filter((f) => o.keys[f] !== undefined).map(
       (f) => `json_extract(user_data, '$.${f}') = @${f}`,
     );

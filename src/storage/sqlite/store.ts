@@ -5,6 +5,7 @@ import type {
   EventFeed,
   EventQuery,
   EventStore,
+  ForwardingStore,
   InsertOutcome,
   KeyStore,
   LifecycleStore,
@@ -27,6 +28,7 @@ import {
   accountStore,
   destinationStore,
   eventFeed,
+  forwardingStore,
   keyStore,
   lifecycleStore,
   matchKeyStore,
@@ -36,7 +38,7 @@ import {
 } from '../sql/ports.ts';
 import { SqliteEventBus, SqliteStatsStore } from './dashboard.ts';
 import { migrateSqlite, openSqlite, type SqliteDatabase } from './database.ts';
-import { forwardJobWriter, SqliteForwardingStore } from './forwarding.ts';
+import { forwardJobWriter, SqliteForwardingQueue } from './forwarding.ts';
 import { SqliteEventDeletes } from './lifecycle.ts';
 import { SqliteRunner } from './runner.ts';
 import { type DurableCommit, durableCommit, type Flush, WalSync } from './wal-sync.ts';
@@ -289,7 +291,7 @@ export class SqliteStore implements Store {
   readonly lifecycle: LifecycleStore;
   readonly matchKeys: MatchKeyStore;
   readonly destinations: DestinationStore;
-  readonly forwarding: SqliteForwardingStore;
+  readonly forwarding: ForwardingStore;
 
   private constructor(
     readonly db: SqliteDatabase,
@@ -307,7 +309,7 @@ export class SqliteStore implements Store {
     this.feed = eventFeed(runner, this.bus);
     this.events = new SqliteEventStore(db, write, durable, this.bus.announce, forwardJobWriter(db));
     this.destinations = destinationStore(runner);
-    this.forwarding = new SqliteForwardingStore(db, outbox, durable);
+    this.forwarding = forwardingStore(runner, new SqliteForwardingQueue(db, outbox, durable));
     this.keys = keyStore(runner);
     this.stats = new SqliteStatsStore(db);
     this.sessions = sessionStore(runner);

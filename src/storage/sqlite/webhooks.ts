@@ -7,7 +7,7 @@ import type {
   WebhookEvent,
   WebhookEventType,
 } from '../../domain/model.ts';
-import type { RetryOutcome } from '../../domain/ports.ts';
+import type { DeliveryClaim, RetryOutcome } from '../../domain/ports.ts';
 import { claimedBody, INTERRUPTED_ATTEMPT_ERROR } from '../../domain/webhooks/delivery.ts';
 import { GroupCommit } from '../group-commit.ts';
 import type { AttemptRecord } from '../queries/webhook-deliveries.ts';
@@ -130,14 +130,7 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
     return this.db.transaction(() => this.outbox.writeFor(endpointId, event)).immediate();
   }
 
-  async claimDue(options: {
-    now: Date;
-    limit: number;
-    perEndpoint: number;
-    open: Readonly<Record<string, number>>;
-    leaseMs: number;
-    owner: string;
-  }): Promise<ClaimedDelivery[]> {
+  async claimDue(options: DeliveryClaim): Promise<ClaimedDelivery[]> {
     const now = options.now.getTime();
     const full = Object.keys(options.open).filter((id) => options.open[id]! >= options.perEndpoint);
     const busy = JSON.stringify(full);
