@@ -251,6 +251,24 @@ for (const kind of await testStores()) {
       );
       assert.equal((await api()).state, 'active');
 
+      // Each type asks for its own secrets: GA4's API secret.
+      const ga4 = await h.request(acme, {
+        method: 'POST',
+        url: `/v1/pixels/${pixelId}/destinations`,
+        payload: {
+          type: 'ga4',
+          config: { measurement_id: 'G-ABC123', api_secret: 'sec-ga4-5555' },
+        },
+      });
+      const ga4Page = await get(
+        cookie,
+        `/dashboard/pixels/${pixelId}/destinations/${ga4.json().id}`,
+      );
+      assert.match(ga4Page.body, /New API secret <span class="hint">\(now \*\*\*\*5555\)/);
+      assert.match(ga4Page.body, /name="api_secret" type="password"/);
+      assert.ok(!ga4Page.body.includes('name="access_token"'));
+      assert.ok(!ga4Page.body.includes('sec-ga4-5555'));
+
       // Another account: not found on the page and every form, and nothing changes.
       const theirs = await signIn(other);
       assert.equal((await get(theirs.cookie, page)).statusCode, 404);
@@ -276,7 +294,8 @@ for (const kind of await testStores()) {
       assert.equal(deleted.statusCode, 303);
       const gone = await get(cookie, String(deleted.headers.location));
       assert.match(gone.body, /Destination deleted/);
-      assert.match(gone.body, /No destinations yet/);
+      assert.ok(!gone.body.includes('Renamed Meta'), 'gone from the list');
+      assert.ok(gone.body.includes(ga4.json().id), 'the other destination stays');
       const api404 = await h.request(acme, {
         method: 'GET',
         url: `/v1/pixels/${pixelId}/destinations/${id}`,

@@ -79,6 +79,10 @@ function answerBox(outcome: TestOutcome): Html {
 </section>`;
 }
 
+/** "Access token" → "access token", but "API secret" stays. */
+const lowerFirst = (label: string) =>
+  /^[A-Z][a-z]/.test(label) ? label[0]!.toLowerCase() + label.slice(1) : label;
+
 /** Resuming keeps the credentials: for when the refusal was fixed on the platform's side. */
 function resumeForm(base: string, id: string, label: string): Html {
   return html`<form method="post" action="${base}/${id}/resume"><button type="submit" aria-label="Resume ${label}">Resume</button></form>`;
@@ -197,7 +201,7 @@ ${resumeForm(base, d.id, label)}
 <form method="post" action="${base}/${d.id}/credentials" class="stack">
   ${secrets.map(
     (f) =>
-      html`<div class="field"><label for="new-${f.name}">New ${f.label.toLowerCase()} <span class="hint">(now ${String(d.config[f.name] ?? '—')})</span></label><input id="new-${f.name}" name="${f.name}" type="password" autocomplete="off" required></div>`,
+      html`<div class="field"><label for="new-${f.name}">New ${lowerFirst(f.label)} <span class="hint">(now ${String(d.config[f.name] ?? '—')})</span></label><input id="new-${f.name}" name="${f.name}" type="password" autocomplete="off" required></div>`,
   )}
   <button type="submit">Replace credentials</button>
 </form>
