@@ -21,12 +21,18 @@
  * (playwright-core): navigation to the load event, then until both charts have drawn.
  *
  *   npm run bench:reads -- [--events 5000000] [--requests 200] [--store both|sqlite|postgres]
- *     [--keep] [--no-browser] [--stats-only]
+ *     [--keep] [--no-browser] [--stats-only] [--baseline <checkout>/bin/trackway.js]
+ *
+ * --baseline times the stats shapes on two builds over the same data, in alternating rounds
+ * (baseline, this, this, baseline, …; one server at a time, started for its round), so a
+ * before/after comparison shares the machine's conditions. On PostgreSQL it also reports the
+ * database's CPU per request (the server's own connections, found by their client ports),
+ * since a change can move work between Node and the database.
  *
  * PostgreSQL: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test); the data
  * goes into a schema of its own, dropped at the end.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -58,6 +64,8 @@ const { values } = parseArgs({
     'no-browser': { type: 'boolean', default: false },
     // Only the stats shapes and the overview (the events list shapes take most of the time).
     'stats-only': { type: 'boolean', default: false },
+    baseline: { type: 'string' },
+    rounds: { type: 'string', default: '4' },
     ...PIN_OPTIONS,
   },
 });
@@ -291,7 +299,131 @@ async function preparePostgres(): Promise<Prepared> {
   };
 }
 
+/**
+ * The PostgreSQL backends serving a process: its TCP connections' local ports (from /proc)
+ * matched to pg_stat_activity's client_port. Linux only, like cpuMs.
+ */
+async function backendsOf(pid: number, databaseUrl: string): Promise<number[]> {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (m) inodes.add(m[1]!);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  const ports: number[] = [];
+  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of readFileSync(file, 'utf8').split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      if (f.length > 9 && inodes.has(f[9]!) && f[2]!.endsWith(':1538')) {
+        ports.push(Number.parseInt(f[1]!.split(':')[1]!, 16));
+      }
+    }
+  }
+  if (ports.length === 0) return [];
+  const client = new pg.Client({ connectionString: databaseUrl.replace(/\?.*$/, '') });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ pid: number }>(
+      'SELECT pid FROM pg_stat_activity WHERE client_port = ANY($1::int[])',
+      [ports],
+    );
+    return rows.map((r) => r.pid);
+  } finally {
+    await client.end();
+  }
+}
+
+/** CPU ms of these processes; one that has gone counts 0. */
+const cpuOf = (pids: number[]) =>
+  pids.reduce((sum, pid) => {
+    try {
+      return sum + cpuMs(pid);
+    } catch {
+      return sum;
+    }
+  }, 0);
+
+/** The stats shapes on the baseline build and this one, in alternating rounds. */
+async function measureAgainstBaseline(p: Prepared, baseline: string) {
+  const rounds = Number(values.rounds);
+  const perRound = Math.max(1, Math.round(REQUESTS / rounds));
+  const builds = [
+    { name: 'baseline', bin: baseline },
+    { name: 'this', bin: BIN },
+  ];
+  const shapes = SHAPES.filter((x) => x.path === 'stats');
+  const acc = new Map<
+    string,
+    { times: number[]; cpu: number; db: number; n: number; buckets: number }
+  >();
+  const isPg = p.databaseUrl.startsWith('postgres');
+  for (let round = 0; round < rounds; round++) {
+    const order = round % 2 === 0 ? builds : [...builds].reverse();
+    for (const build of order) {
+      const server = await startProcess(
+        process.execPath,
+        [build.bin, 'serve'],
+        { DATABASE_URL: p.databaseUrl, PORT: '0', LOG_LEVEL: 'warn', TRACKWAY_WORKER: 'false' },
+        /Trackway is listening on (\S+)/,
+      );
+      const pid = server.child.pid!;
+      try {
+        for (const { shape, query } of shapes) {
+          const url = `${server.url}/v1/pixels/${p.pixelId}/stats?${query}`;
+          const headers = { authorization: `Bearer ${p.apiKey}` };
+          const get = async () => {
+            const started = performance.now();
+            const res = await fetch(url, { headers });
+            const body = (await res.json()) as { buckets: unknown[] };
+            if (res.status !== 200) throw new Error(`${shape}: HTTP ${res.status}`);
+            return { elapsed: performance.now() - started, buckets: body.buckets.length };
+          };
+          for (let i = 0; i < 10; i++) await get(); // warm caches and connections
+          const backends = isPg ? await backendsOf(pid, p.databaseUrl) : [];
+          const cpu0 = cpuMs(pid);
+          const db0 = cpuOf(backends);
+          const key = `${build.name}\u0000${shape}`;
+          const a = acc.get(key) ?? { times: [], cpu: 0, db: 0, n: 0, buckets: 0 };
+          for (let i = 0; i < perRound; i++) {
+            const { elapsed, buckets } = await get();
+            a.times.push(elapsed);
+            a.buckets = buckets;
+          }
+          a.cpu += cpuMs(pid) - cpu0;
+          a.db += cpuOf(backends) - db0;
+          a.n += perRound;
+          acc.set(key, a);
+        }
+      } finally {
+        await server.stop();
+      }
+    }
+  }
+  const rows: Array<Record<string, string | number>> = [];
+  for (const { shape } of shapes) {
+    for (const build of builds) {
+      const a = acc.get(`${build.name}\u0000${shape}`)!;
+      a.times.sort((x, y) => x - y);
+      rows.push({
+        store: p.store,
+        build: build.name,
+        filter: shape,
+        matches: a.buckets,
+        'p50 ms': percentile(a.times, 50).toFixed(1),
+        'p95 ms': percentile(a.times, 95).toFixed(1),
+        'server CPU ms/req': (a.cpu / a.n).toFixed(1),
+        'database CPU ms/req': isPg ? (a.db / a.n).toFixed(1) : '',
+      });
+    }
+  }
+  return rows;
+}
+
 async function measure(p: Prepared) {
+  if (values.baseline) return measureAgainstBaseline(p, values.baseline);
   // The server in its own process (on core 1 when pinned), as it runs in production: the
   // client's parsing of large answers and its garbage collection do not stall it.
   const server = await startProcess(
@@ -453,8 +585,10 @@ async function main() {
     `\nGET /v1/pixels/:id/events and /stats, and the dashboard overview: ${EVENTS} events on one pixel, ${REQUESTS} sequential requests per row (events: limit 50)\n`,
   );
   console.log(table(rows));
+  const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+  console.log(`\nload average at the end: ${load}`);
   console.log(
-    `\nresults: ${saveResult('read-events', { events: EVENTS, requests: REQUESTS, pinned, rows })}`,
+    `\nresults: ${saveResult('read-events', { events: EVENTS, requests: REQUESTS, pinned, baseline: values.baseline ?? null, load, rows })}`,
   );
 }
 

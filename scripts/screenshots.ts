@@ -1,7 +1,8 @@
 /**
  * `npm run screenshots`: one PNG per dashboard page in docs/screenshots/, taken in Debian's
  * chromium against a real server on a throwaway SQLite file seeded with a day of events, a
- * failing webhook endpoint, a second key and a Meta destination (the local Meta stand-in).
+ * failing webhook endpoint, a second key and a Meta destination (the local Meta stand-in) with
+ * an events filter.
  */
 import { once } from 'node:events';
 import { mkdirSync } from 'node:fs';
@@ -105,10 +106,11 @@ try {
     events: ['event.tracked', 'pixel.created'],
   });
   await api('POST', `/v1/webhooks/${hook.id}/test`, {});
-  await api('POST', `/v1/pixels/${pixel.id}/destinations`, {
+  const destination = await api('POST', `/v1/pixels/${pixel.id}/destinations`, {
     type: 'meta',
     name: 'Meta CAPI',
     config: { pixel_id: meta.pixelId, access_token: meta.accessToken },
+    events: ['Purchase', 'AddToCart'],
   });
 
   mkdirSync(OUT, { recursive: true });
@@ -161,6 +163,8 @@ try {
   await page.getByRole('button', { name: 'Send test to Meta CAPI' }).click();
   await page.getByRole('heading', { name: /^Test send/ }).waitFor();
   await shot('destinations');
+  await page.goto(`${server.url}/dashboard/pixels/${pixel.id}/destinations/${destination.id}`);
+  await shot('destination-edit');
   await context.close();
   process.stdout.write(`screenshots written to ${OUT}\n`);
 } finally {

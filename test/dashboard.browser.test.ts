@@ -1,21 +1,26 @@
 /**
  * The dashboard in a real browser (Debian chromium through playwright-core) against the real
  * `trackway serve` process, on each store: sign in, create a pixel, see an event tracked over
- * HTTP arrive in the live tail, open its record (match quality), create a destination pointing
- * at the local Meta server and send it a test, create and revoke a key, resend a failed
- * webhook delivery, sign out. axe-core checks every page: no serious or critical violations.
+ * curl arrive in the live tail, open its record (match quality), create a destination pointing
+ * at the local Meta server and send it a test, edit it, replay to it (suspended by Meta, then
+ * resumed, the event record showing `forwarded`), replace its credentials, delete it, create
+ * and revoke a key, resend a failed webhook delivery, sign out. axe-core checks every page: no serious or critical violations.
  */
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
 import type { BrowserContext, Page } from 'playwright-core';
 import { CHROMIUM, type LaunchedBrowser, launchChromium, seriousViolations } from './browser.ts';
 import { dropSchema, freshSchemaName, postgresAvailable, postgresUrl, tempDir } from './harness.ts';
 import { type MetaServer, startMetaServer } from './platforms/meta-server.ts';
 import { runCli, type ServerProcess, startServerProcess } from './process.ts';
+
+const run = promisify(execFile);
 
 /** A webhook receiver that always answers 500, and tells each request it receives. */
 async function failingReceiver(): Promise<{
@@ -48,6 +53,20 @@ async function failingReceiver(): Promise<{
       });
     },
   };
+}
+
+/** curl, as a person would run it: the status code and body it got. */
+async function curl(args: string[]): Promise<{ status: number; body: string }> {
+  const { stdout } = await run('curl', [
+    '-sS',
+    '--max-time',
+    '10',
+    '-w',
+    '\\n%{http_code}',
+    ...args,
+  ]);
+  const cut = stdout.lastIndexOf('\n');
+  return { status: Number(stdout.slice(cut + 1)), body: stdout.slice(0, cut) };
 }
 
 interface Kind {
@@ -193,19 +212,28 @@ for (const kind of kinds) {
       // Live tail: an event tracked over HTTP appears within 2 s, with its hashed record.
       await page.goto(url(`/dashboard/tail?pixel_id=${pixelId}`));
       await page.getByRole('status').filter({ hasText: 'Live' }).waitFor();
-      const tracked = await fetch(url('/v1/track'), {
-        method: 'POST',
-        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify({
+      // Tracked with curl: a real HTTP request from outside the browser and this process.
+      const tracked = await curl([
+        '-X',
+        'POST',
+        url('/v1/track'),
+        '-H',
+        `authorization: Bearer ${apiKey}`,
+        '-H',
+        'content-type: application/json',
+        '--data',
+        JSON.stringify({
           pixel_id: pixelId,
           event_name: 'Purchase',
           event_id: 'order-1001',
           value: 42.5,
           currency: 'EUR',
-          user_data: { email: 'Jane@Example.com' },
+          // A website event Meta accepts (its page and browser), so it can be forwarded below.
+          url: 'https://shop.example.com/checkout',
+          user_data: { email: 'Jane@Example.com', client_user_agent: 'Mozilla/5.0 (X11; Linux)' },
         }),
-      });
-      assert.equal(tracked.status, 200);
+      ]);
+      assert.equal(tracked.status, 200, tracked.body);
       const row = page.locator('tr[data-event-id="order-1001"]');
       await row.waitFor({ timeout: 2_000 });
       await row.getByText('View record').click();
@@ -252,6 +280,84 @@ for (const kind of kinds) {
         'the local Meta server received the test',
       );
       await accessible('destination test answer');
+
+      // Its own page: forward only purchases.
+      await page.getByRole('link', { name: 'Edit Meta CAPI' }).click();
+      await page.getByRole('heading', { name: 'Edit destination', level: 1 }).waitFor();
+      await accessible('destination edit');
+      await page.getByLabel(/Events to forward/).fill('Purchase');
+      await page.getByRole('button', { name: 'Save destination' }).click();
+      await page.getByRole('status').filter({ hasText: 'Destination saved.' }).waitFor();
+      assert.equal(await page.getByLabel(/Events to forward/).inputValue(), 'Purchase');
+
+      // Replay: the event stored before the destination existed is sent now. Meta refuses
+      // the token (it expired there), so the worker suspends the destination.
+      meta.mode = 'expired';
+      await page.getByRole('link', { name: /All destinations/ }).click();
+      await page.getByText('Replay to Meta CAPI').click();
+      await page.getByRole('button', { name: 'Replay', exact: true }).click();
+      await page.getByRole('status').filter({ hasText: 'Replay: 1 event queued.' }).waitFor();
+      const metaRow = () => page.getByRole('row', { name: /Meta CAPI/ });
+      while (!(await metaRow().getByText('suspended').isVisible())) await page.reload();
+      assert.match((await metaRow().textContent())!, /Session has expired/);
+      await accessible('destination suspended');
+      await page.getByRole('link', { name: 'Edit Meta CAPI' }).click();
+      await page.getByRole('heading', { name: 'Suspended' }).waitFor();
+      await accessible('destination edit, suspended');
+      await page.getByRole('link', { name: /All destinations/ }).click();
+
+      // Fixed on Meta's side: resume, and the waiting event is forwarded. Its record shows
+      // the ledger: the refused request, then Meta's acceptance.
+      meta.mode = 'normal';
+      await page.getByRole('button', { name: 'Resume Meta CAPI' }).click();
+      await page.getByRole('status').filter({ hasText: 'Destination resumed' }).waitFor();
+      await page.goto(url(`/dashboard/events/${pixelId}/order-1001`));
+      const forwarded = page.locator('.forwarding .status.forwarded');
+      while (!(await forwarded.isVisible())) await page.reload();
+      assert.equal(await forwarded.textContent(), 'forwarded');
+      // Each request: [time, status code, duration, Meta's answer].
+      const attempts = await page
+        .locator('table.attempts tbody tr')
+        .evaluateAll((rows) =>
+          rows.map((r) => [...r.querySelectorAll('td')].map((c) => c.textContent ?? '')),
+        );
+      assert.ok(
+        attempts.some(([, code, , answer]) => code === '400' && answer?.includes('190')),
+        `the refusal is in the ledger: ${JSON.stringify(attempts)}`,
+      );
+      assert.ok(
+        attempts.some(
+          ([, code, , answer]) => code === '200' && answer?.includes('events_received'),
+        ),
+        `the acceptance is in the ledger: ${JSON.stringify(attempts)}`,
+      );
+      assert.ok(
+        meta.events.some((e) => e['event_id'] === 'order-1001'),
+        'Meta kept it',
+      );
+      await accessible('event record, forwarded');
+
+      // New credentials (Meta issued a new token): write-only, shown masked, then used.
+      meta.accessToken = 'EAAB-rotated-token-4242';
+      await page.getByRole('link', { name: 'Destinations' }).click();
+      await page.getByRole('link', { name: 'Edit Meta CAPI' }).click();
+      await page.getByLabel(/New access token/).fill(meta.accessToken);
+      assert.equal(await page.getByLabel(/New access token/).getAttribute('type'), 'password');
+      await page.getByRole('button', { name: 'Replace credentials' }).click();
+      await page.getByRole('status').filter({ hasText: 'Credentials replaced.' }).waitFor();
+      assert.equal(await page.getByLabel(/New access token/).inputValue(), '');
+      assert.ok((await page.content()).includes('****4242'));
+      assert.ok(!(await page.content()).includes(meta.accessToken), 'never echoed');
+      await page.getByRole('link', { name: /All destinations/ }).click();
+      await page.getByRole('button', { name: 'Send test to Meta CAPI' }).click();
+      await page.getByRole('heading', { name: 'Test send: accepted' }).waitFor();
+
+      // Delete, confirmed.
+      await page.getByRole('link', { name: 'Edit Meta CAPI' }).click();
+      await page.getByLabel(/Yes, delete Meta CAPI/).check();
+      await page.getByRole('button', { name: 'Delete destination' }).click();
+      await page.getByRole('status').filter({ hasText: 'Destination deleted.' }).waitFor();
+      await page.getByText('No destinations yet').waitFor();
 
       // The overview charts the event (Chart.js drew on both canvases).
       await page.getByRole('link', { name: 'Overview' }).click();

@@ -197,6 +197,66 @@ for (const kind of await testStores()) {
       );
     });
 
+    it("writes the stats as JSON with the values of the API's buckets, bit for bit", async () => {
+      const { acct, px } = await setup();
+      const h0 = Math.floor(T0.getTime() / HOUR);
+      // Names JSON must escape (quotes, backslash, controls, the separator byte PostgreSQL's
+      // answer uses), non-ASCII, and sums whose shortest exact form is long or tiny.
+      const names = ['Purchase', 'say "hi"', 'back\\slash', 'tab\tnew\nline\u0001x', 'Éclair ✓'];
+      const values = [0.1, 0.2, 1e-7, -3.25, 123456789.123, null];
+      await store.events.insertEvents(
+        names.flatMap((eventName, i) =>
+          values.map((value, j) => ({
+            event: event(px, { timestamp: at(((i + j) % 3) * HOUR + j), eventName, value }),
+            emit: [],
+          })),
+        ),
+      );
+      // A sum with no short decimal form: 0.1 + 0.2 is 0.30000000000000004.
+      await store.events.insertEvents(
+        [0.1, 0.2].map((value) => ({
+          event: event(px, { timestamp: at(5 * HOUR), eventName: 'Sum', value }),
+          emit: [],
+        })),
+      );
+      const d0 = Math.floor(T0.getTime() / (24 * HOUR));
+      const queries = [
+        { interval: 'hour' as const, first: h0, last: h0 + 5 },
+        { interval: 'hour' as const, first: h0 + 1, last: h0 + 1, eventName: 'say "hi"' },
+        { interval: 'day' as const, first: d0, last: d0 + 1 },
+        { interval: 'hour' as const, first: h0 + 10, last: h0 + 20 },
+      ];
+      for (const range of queries) {
+        const q = { accountId: acct.id, pixelId: px.id, ...range };
+        const expected = (await store.stats.eventStats(q)).map((b) => ({
+          start: b.start.toISOString(),
+          event_name: b.eventName,
+          count: b.count,
+          value_sum: b.valueSum,
+        }));
+        const json = await store.stats.eventStatsJson(q);
+        assert.deepEqual(JSON.parse(json), expected, JSON.stringify(range));
+        // Equal values, bit for bit (deepStrictEqual compares numbers with Object.is); the
+        // text may differ in a number's spelling (PostgreSQL writes 1e-7 as 1e-07).
+      }
+      const all = await store.stats.eventStats({
+        accountId: acct.id,
+        pixelId: px.id,
+        ...queries[0]!,
+      });
+      assert.equal(all.length, 16);
+      assert.equal(all.at(-1)?.valueSum, 0.1 + 0.2);
+      assert.equal(
+        await store.stats.eventStatsJson({
+          accountId: 'acct_other',
+          pixelId: px.id,
+          ...queries[0]!,
+        }),
+        '[]',
+        'another account sees nothing of the pixel',
+      );
+    });
+
     it('orders names within a bucket by their bytes on both stores, whatever the collation', async () => {
       const { acct, px } = await setup();
       const h0 = Math.floor(T0.getTime() / HOUR);

@@ -150,6 +150,160 @@ for (const kind of await testStores()) {
       }
     });
 
+    it('edits a destination, replaces its credentials write-only, resumes it and deletes it after confirmation', async () => {
+      const pixelId = await h.pixel(acme);
+      const created = await h.request(acme, {
+        method: 'POST',
+        url: `/v1/pixels/${pixelId}/destinations`,
+        payload: {
+          type: 'meta',
+          name: 'Shop Meta',
+          config: { pixel_id: meta.pixelId, access_token: meta.accessToken },
+        },
+      });
+      const id = created.json().id as string;
+      const api = async () =>
+        (
+          await h.request(acme, {
+            method: 'GET',
+            url: `/v1/pixels/${pixelId}/destinations/${id}`,
+          })
+        ).json();
+      const { cookie } = await signIn(acme);
+      const page = `/dashboard/pixels/${pixelId}/destinations/${id}`;
+
+      const list = await get(cookie, `/dashboard/destinations?pixel_id=${pixelId}`);
+      assert.ok(list.body.includes(`href="${page}"`), 'the list links to the destination');
+      const shown = await get(cookie, page);
+      assert.equal(shown.statusCode, 200);
+      assert.match(shown.body, /value="Shop Meta"/);
+      assert.ok(shown.body.includes(`****${meta.accessToken.slice(-4)}`));
+      assert.ok(!shown.body.includes(meta.accessToken), 'the secret is never shown');
+      assert.match(shown.body, /name="access_token" type="password" autocomplete="off" required>/);
+
+      // Settings: name, an events filter (repeats dropped), disabled; then every event again.
+      const saved = await post(cookie, page, {
+        name: 'Renamed Meta',
+        events: 'Purchase, Lead\nPurchase',
+        enabled: 'false',
+      });
+      assert.equal(saved.statusCode, 303, saved.body);
+      assert.match((await get(cookie, String(saved.headers.location))).body, /Destination saved/);
+      let now = await api();
+      assert.equal(now.name, 'Renamed Meta');
+      assert.deepEqual(now.events, ['Purchase', 'Lead']);
+      assert.equal(now.enabled, false);
+      assert.equal(
+        (await post(cookie, page, { name: '', events: ' ', enabled: 'true' })).statusCode,
+        303,
+      );
+      now = await api();
+      assert.equal(now.name, 'Renamed Meta', 'an empty name keeps the name');
+      assert.equal(now.events, null);
+      assert.equal(now.enabled, true);
+      const badName = await post(cookie, page, { name: 'x'.repeat(201) });
+      assert.equal(badName.statusCode, 400);
+      assert.match(badName.body, /role="alert">Invalid field: name/);
+
+      // Credentials: required, then replaced; the answer redirects and never carries them.
+      const credentials = `${page}/credentials`;
+      const empty = await post(cookie, credentials, { access_token: ' ' });
+      assert.equal(empty.statusCode, 400);
+      assert.match(empty.body, /config\.access_token is required/);
+      const secret = 'EAAB-replaced-secret-9876';
+      const replaced = await post(cookie, credentials, { access_token: secret });
+      assert.equal(replaced.statusCode, 303);
+      assert.ok(!replaced.body.includes(secret));
+      const after = await get(cookie, String(replaced.headers.location));
+      assert.match(after.body, /Credentials replaced/);
+      assert.ok(after.body.includes('****9876'));
+      assert.ok(!after.body.includes(secret), 'never echoed');
+      assert.equal((await api()).config.access_token, '****9876');
+
+      // Suspended (as the worker leaves it when the platform refuses the credentials): the
+      // page says so; Resume and new credentials each make it active again.
+      const suspend = () =>
+        h.store.destinations.updateDestination(acme.account.id, pixelId, id, (d) => ({
+          ...d,
+          state: 'suspended',
+          lastError: 'meta 190: Error validating access token',
+        }));
+      await suspend();
+      const suspendedPage = await get(cookie, page);
+      assert.match(suspendedPage.body, /id="suspended-h">Suspended</);
+      assert.match(suspendedPage.body, /Error validating access token/);
+      const suspendedList = await get(cookie, `/dashboard/destinations?pixel_id=${pixelId}`);
+      assert.match(suspendedList.body, /class="status suspended">suspended</);
+      assert.match(suspendedList.body, /aria-label="Resume Renamed Meta"/);
+      const resumed = await post(cookie, `${page}/resume`);
+      assert.equal(resumed.statusCode, 303);
+      assert.match(
+        (await get(cookie, String(resumed.headers.location))).body,
+        /Destination resumed/,
+      );
+      now = await api();
+      assert.equal(now.state, 'active');
+      assert.equal(now.last_error, null);
+      await suspend();
+      assert.equal(
+        (await post(cookie, credentials, { access_token: meta.accessToken })).statusCode,
+        303,
+      );
+      assert.equal((await api()).state, 'active');
+
+      // Each type asks for its own secrets: GA4's API secret.
+      const ga4 = await h.request(acme, {
+        method: 'POST',
+        url: `/v1/pixels/${pixelId}/destinations`,
+        payload: {
+          type: 'ga4',
+          config: { measurement_id: 'G-ABC123', api_secret: 'sec-ga4-5555' },
+        },
+      });
+      const ga4Page = await get(
+        cookie,
+        `/dashboard/pixels/${pixelId}/destinations/${ga4.json().id}`,
+      );
+      assert.match(ga4Page.body, /New API secret <span class="hint">\(now \*\*\*\*5555\)/);
+      assert.match(ga4Page.body, /name="api_secret" type="password"/);
+      assert.ok(!ga4Page.body.includes('name="access_token"'));
+      assert.ok(!ga4Page.body.includes('sec-ga4-5555'));
+
+      // Another account: not found on the page and every form, and nothing changes.
+      const theirs = await signIn(other);
+      assert.equal((await get(theirs.cookie, page)).statusCode, 404);
+      for (const action of ['', '/credentials', '/resume', '/delete']) {
+        const res = await post(theirs.cookie, `${page}${action}`, {
+          name: 'Stolen',
+          access_token: 'EAAB-stolen-0000',
+          confirm: 'yes',
+        });
+        assert.equal(res.statusCode, 404, action);
+        assert.ok(!res.body.includes('Renamed Meta'), action);
+      }
+      now = await api();
+      assert.equal(now.name, 'Renamed Meta');
+      assert.equal(now.config.access_token, `****${meta.accessToken.slice(-4)}`);
+
+      // Delete: refused without the confirmation, done with it.
+      const unconfirmed = await post(cookie, `${page}/delete`);
+      assert.equal(unconfirmed.statusCode, 400);
+      assert.match(unconfirmed.body, /Tick the confirmation box/);
+      assert.equal((await api()).id, id);
+      const deleted = await post(cookie, `${page}/delete`, { confirm: 'yes' });
+      assert.equal(deleted.statusCode, 303);
+      const gone = await get(cookie, String(deleted.headers.location));
+      assert.match(gone.body, /Destination deleted/);
+      assert.ok(!gone.body.includes('Renamed Meta'), 'gone from the list');
+      assert.ok(gone.body.includes(ga4.json().id), 'the other destination stays');
+      const api404 = await h.request(acme, {
+        method: 'GET',
+        url: `/v1/pixels/${pixelId}/destinations/${id}`,
+      });
+      assert.equal(api404.statusCode, 404);
+      assert.equal((await get(cookie, page)).statusCode, 404);
+    });
+
     it("shows one event's record with its match quality and forwarding ledger", async () => {
       const pixelId = await h.pixel(acme);
       const created = await h.request(acme, {

@@ -42,6 +42,9 @@ const NOTICES: Record<string, string> = {
   'webhook-deleted': 'Endpoint deleted.',
   'destination-created': 'Destination added.',
   'destination-saved': 'Destination saved.',
+  'credentials-saved': 'Credentials replaced. A suspended destination is resumed with them.',
+  'destination-resumed': 'Destination resumed: its waiting events are being sent.',
+  'destination-deleted': 'Destination deleted.',
 };
 
 /** The notice a redirect asked for with `?done=`, if it names one. */

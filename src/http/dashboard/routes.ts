@@ -6,7 +6,12 @@ import {
   ReplayDestinationSchema,
   UpdateDestinationSchema,
 } from '../../domain/forwarding/destination-schemas.ts';
-import { createDestination, updateDestination } from '../../domain/forwarding/destinations.ts';
+import {
+  createDestination,
+  deleteDestination,
+  getDestination,
+  updateDestination,
+} from '../../domain/forwarding/destinations.ts';
 import { replayDestination, testDestination } from '../../domain/forwarding/event-forwarding.ts';
 import { createKey, revokeKey } from '../../domain/keys/keys.ts';
 import { CreateKeySchema } from '../../domain/keys/schemas.ts';
@@ -30,7 +35,13 @@ import {
 } from '../../domain/webhooks/schemas.ts';
 import { type Form, input, one, type Screen, type Screens } from './kit.ts';
 import type { Flash } from './layout.ts';
-import { CONFIG_FIELDS, destinationsBody, type TestOutcome } from './pages/destinations.ts';
+import {
+  CONFIG_FIELDS,
+  destinationEditBody,
+  destinationsBody,
+  secretFields,
+  type TestOutcome,
+} from './pages/destinations.ts';
 import { eventBody, eventsBody } from './pages/events.ts';
 import { keysBody } from './pages/keys.ts';
 import { overviewBody, type Usage } from './pages/overview.ts';
@@ -194,6 +205,93 @@ export function registerScreens(
     },
     (request, ctx) => destinations(ctx, request.params.pixel_id, {}),
   );
+  // One destination's page: settings, credentials, delete. Same verbs and schema as PATCH and
+  // DELETE /v1/pixels/:pixel_id/destinations/:destination_id.
+  const destination = async (ctx: WebhookContext, params: DestinationParams, flash: Flash = {}) =>
+    ({
+      section: '/dashboard/destinations',
+      title: 'Edit destination',
+      body: await destinationEditBody(ctx, params.pixel_id, params.destination_id),
+      flash,
+    }) satisfies Screen;
+  const destinationUrl = (p: DestinationParams, done: string) =>
+    `/dashboard/pixels/${encodeURIComponent(p.pixel_id)}/destinations/${encodeURIComponent(p.destination_id)}?done=${done}`;
+  screens.page<DestinationParams>(
+    '/dashboard/pixels/:pixel_id/destinations/:destination_id',
+    (request, ctx, flash) => destination(ctx, request.params, flash),
+  );
+  screens.form<DestinationParams>(
+    '/dashboard/pixels/:pixel_id/destinations/:destination_id',
+    async (request, ctx) => {
+      const { pixel_id: pixelId, destination_id: id } = request.params;
+      const name = one(request.body, 'name')?.trim();
+      const enabled = one(request.body, 'enabled');
+      const events = eventNames(one(request.body, 'events'));
+      const body = validUpdateDestination({
+        // The API cannot clear a name (it may only be replaced): an empty field keeps it.
+        ...(name && { name }),
+        ...(enabled !== undefined && { enabled: enabled === 'true' }),
+        ...(events !== undefined && { events }),
+      });
+      await updateDestination({ ctx, pixelId, id, input: body });
+      return destinationUrl(request.params, 'destination-saved');
+    },
+    (request, ctx) => destination(ctx, request.params),
+  );
+  screens.form<DestinationParams>(
+    '/dashboard/pixels/:pixel_id/destinations/:destination_id/credentials',
+    async (request, ctx) => {
+      const { pixel_id: pixelId, destination_id: id } = request.params;
+      const current = await getDestinationType(ctx, pixelId, id);
+      const config: Record<string, string> = {};
+      for (const field of secretFields(current)) {
+        const value = one(request.body, field.name)?.trim();
+        if (!value) {
+          throw new TrackwayError(
+            'invalid_request',
+            `Invalid field: config.${field.name} is required to replace the credentials`,
+            `config.${field.name}`,
+          );
+        }
+        config[field.name] = value;
+      }
+      await updateDestination({ ctx, pixelId, id, input: validUpdateDestination({ config }) });
+      // Redirected: the new secret is never rendered back, not even masked on this response.
+      return destinationUrl(request.params, 'credentials-saved');
+    },
+    (request, ctx) => destination(ctx, request.params),
+  );
+  screens.form<DestinationParams>(
+    '/dashboard/pixels/:pixel_id/destinations/:destination_id/resume',
+    async (request, ctx) => {
+      const { pixel_id: pixelId, destination_id: id } = request.params;
+      await updateDestination({
+        ctx,
+        pixelId,
+        id,
+        input: validUpdateDestination({ enabled: true }),
+      });
+      return destinationsUrl(pixelId, 'destination-resumed');
+    },
+    (request, ctx) => destinations(ctx, request.params.pixel_id, {}),
+  );
+  screens.form<DestinationParams>(
+    '/dashboard/pixels/:pixel_id/destinations/:destination_id/delete',
+    async (request, ctx) => {
+      const { pixel_id: pixelId, destination_id: id } = request.params;
+      // The confirmation is checked here too: the checkbox's `required` is only the browser's.
+      if (one(request.body, 'confirm') !== 'yes') {
+        throw new TrackwayError(
+          'invalid_request',
+          'Tick the confirmation box to delete the destination.',
+          'confirm',
+        );
+      }
+      await deleteDestination({ ctx, pixelId, id });
+      return destinationsUrl(pixelId, 'destination-deleted');
+    },
+    (request, ctx) => destination(ctx, request.params),
+  );
   screens.form<DestinationParams>(
     '/dashboard/pixels/:pixel_id/destinations/:destination_id/test',
     async (request, ctx) => {
@@ -346,6 +444,21 @@ export function registerScreens(
     },
     (request, ctx) => keys(request, ctx, {}),
   );
+}
+
+/**
+ * The events filter as typed: names separated by commas or lines, blanks and repeats dropped;
+ * an empty field is `null` (every event), a missing one leaves the filter as it is.
+ */
+function eventNames(text: string | undefined): string[] | null | undefined {
+  if (text === undefined) return undefined;
+  const names = [...new Set(text.split(/[,\n]/).map((n) => n.trim()))].filter((n) => n !== '');
+  return names.length === 0 ? null : names;
+}
+
+/** The destination's type (its secret fields), or its 404 for another account's. */
+async function getDestinationType(ctx: WebhookContext, pixelId: string, id: string) {
+  return (await getDestination({ ctx, pixelId, id })).type;
 }
 
 /** A checkbox group's values: none, one or many. */

@@ -46,6 +46,8 @@ for (const kind of await testStores()) {
         'start_date=2026-03-01T10:30:00Z&end_date=2026-03-01T11:10:00Z',
       );
       assert.equal(res.statusCode, 200);
+      // The store's JSON text is sent as is: still typed as JSON, in UTF-8.
+      assert.equal(res.headers['content-type'], 'application/json; charset=utf-8');
       assert.deepEqual(res.json(), {
         interval: 'hour',
         buckets: [

@@ -1,5 +1,5 @@
-import { eventStats } from '../../domain/stats/event-stats.ts';
-import { StatsQuerySchema, StatsSchema } from '../../domain/stats/schemas.ts';
+import { eventStatsJson } from '../../domain/stats/event-stats.ts';
+import { type Stats, StatsQuerySchema, StatsSchema } from '../../domain/stats/schemas.ts';
 import type { App, AppDeps } from '../deps.ts';
 import { contextOf, errorResponses, PixelIdParams } from '../route-kit.ts';
 
@@ -18,11 +18,16 @@ export function registerGetStats(app: App, deps: AppDeps): void {
         response: { 200: StatsSchema, ...errorResponses },
       },
     },
-    async (request) =>
-      eventStats({
+    async (request, reply) => {
+      const json = await eventStatsJson({
         ctx: contextOf(deps, request),
         pixelId: request.params.pixel_id,
         query: request.query,
-      }),
+      });
+      // Already JSON (written by the store, same shape as StatsSchema): sent as is, not
+      // serialized again. Fastify passes a string through when the type says JSON; the cast
+      // is for the type provider, which types `send` with the schema's object.
+      return reply.type('application/json; charset=utf-8').send(json as unknown as Stats);
+    },
   );
 }

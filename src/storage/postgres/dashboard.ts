@@ -10,14 +10,46 @@ import type { StatsQuery, StatsStore } from '../../domain/ports.ts';
 import { HOUR_MS } from '../event-totals.ts';
 import type { FeedBus } from '../sql/ports.ts';
 
+/** The counts table, its bucket column and the bucket's width for the query's interval. */
+const source = (q: StatsQuery) =>
+  q.interval === 'hour'
+    ? (['event_counts', 'hour', HOUR_MS] as const)
+    : (['event_counts_daily', 'day', 24 * HOUR_MS] as const);
+
 export class PostgresStatsStore implements StatsStore {
   constructor(private readonly pool: pg.Pool) {}
 
+  async eventStatsJson(q: StatsQuery): Promise<string> {
+    const [table, column, width] = source(q);
+    const params: unknown[] = [q.pixelId, q.accountId, q.first, q.last];
+    if (q.eventName !== undefined) params.push(q.eventName);
+    // One row per bucket holding its entries as JSON, minus the start: PostgreSQL escapes the
+    // names (to_json) and prints the numbers (bigint, and float8 in its shortest exact form, as
+    // the driver reads it for eventStats); the start is formatted here once per bucket instead
+    // of 10,000 times in SQL. Entries are joined by a U+0001 byte, which to_json always escapes
+    // inside a name, so it can only be a separator. Measured on 1,000 hours × 10 names: about
+    // half the CPU (database and Node together) of rows → objects → serializer, and a tenth of
+    // Node's (docs/decisions.md, "Stats p95").
+    const { rows } = await this.pool.query<[bucket: string, entries: string]>({
+      text: `SELECT ${column}, string_agg(
+          '"event_name":' || to_json(event_name) || ',"count":' || n || ',"value_sum":' || value_sum,
+          E'}\\x01' ORDER BY event_name COLLATE "C")
+        FROM ${table}
+        WHERE pixel_id = $1 AND account_id = $2 AND ${column} >= $3 AND ${column} <= $4
+        ${q.eventName === undefined ? '' : 'AND event_name = $5'}
+        GROUP BY ${column} ORDER BY ${column}`,
+      values: params,
+      rowMode: 'array',
+    });
+    const parts = rows.map(([bucket, entries]) => {
+      const head = `{"start":"${new Date(Number(bucket) * width).toISOString()}",`;
+      return `${head}${entries.replaceAll('\u0001', `,${head}`)}}`;
+    });
+    return `[${parts.join(',')}]`;
+  }
+
   async eventStats(q: StatsQuery): Promise<StatsBucket[]> {
-    const [table, column, width] =
-      q.interval === 'hour'
-        ? ['event_counts', 'hour', HOUR_MS]
-        : ['event_counts_daily', 'day', 24 * HOUR_MS];
+    const [table, column, width] = source(q);
     const params: unknown[] = [q.pixelId, q.accountId, q.first, q.last];
     // Names in byte order, as SQLite's BINARY compares them, and as migration 012's index
     // holds them: the range is read in order, not sorted under the database's collation.

@@ -1,10 +1,11 @@
 /**
  * Destinations of a pixel (contract §12, §13): their state and last error, a form per platform
- * to add one, and per destination enable/disable, a test send (the platform's answer shown
- * here) and a replay of a date range.
+ * to add one, and per destination enable/disable, resume, a test send (the platform's answer
+ * shown here) and a replay of a date range; one destination's own page edits it, replaces its
+ * credentials and deletes it.
  */
 import type { Context } from '../../../domain/context.ts';
-import { listDestinations } from '../../../domain/forwarding/destinations.ts';
+import { getDestination, listDestinations } from '../../../domain/forwarding/destinations.ts';
 import { formatTime, type Html, html } from '../html.ts';
 import { allPixels, chosenPixel, noPixels, pixelPicker } from './common.ts';
 
@@ -42,6 +43,11 @@ export const CONFIG_FIELDS: Record<'meta' | 'ga4' | 'tiktok', ConfigField[]> = {
   ],
 };
 
+/** The write-only fields of a type: what "replace credentials" asks for. */
+export function secretFields(type: string): ConfigField[] {
+  return (CONFIG_FIELDS[type as keyof typeof CONFIG_FIELDS] ?? []).filter((f) => f.secret);
+}
+
 const TYPE_LABELS = { meta: 'Meta (Conversions API)', ga4: 'Google Analytics 4', tiktok: 'TikTok' };
 
 function createForm(pixelId: string, type: keyof typeof CONFIG_FIELDS): Html {
@@ -73,6 +79,15 @@ function answerBox(outcome: TestOutcome): Html {
 </section>`;
 }
 
+/** "Access token" → "access token", but "API secret" stays. */
+const lowerFirst = (label: string) =>
+  /^[A-Z][a-z]/.test(label) ? label[0]!.toLowerCase() + label.slice(1) : label;
+
+/** Resuming keeps the credentials: for when the refusal was fixed on the platform's side. */
+function resumeForm(base: string, id: string, label: string): Html {
+  return html`<form method="post" action="${base}/${id}/resume"><button type="submit" aria-label="Resume ${label}">Resume</button></form>`;
+}
+
 export async function destinationsBody(
   ctx: Context,
   askedPixel: string | undefined,
@@ -97,13 +112,14 @@ ${
   ${destinations.map((d) => {
     const label = d.name ?? d.id;
     return html`<tr>
-    <td>${label}<br><code class="hint">${d.id}</code></td>
+    <td><a href="${base}/${d.id}" aria-label="Edit ${label}">${label}</a><br><code class="hint">${d.id}</code></td>
     <td>${d.type}</td>
     <td>${Object.entries(d.config).map(([k, v]) => html`<code>${k}</code>: ${typeof v === 'string' ? v : JSON.stringify(v)}<br>`)}</td>
-    <td><span class="status ${d.state}">${d.state}</span>${d.enabled ? '' : html` <span class="status paused">disabled</span>`}</td>
+    <td><span class="status ${d.state}">${d.state}</span>${d.enabled ? '' : html` <span class="status paused">disabled</span>`}${d.events ? html`<br><span class="hint">only ${d.events.join(', ')}</span>` : ''}</td>
     <td>${d.last_error ?? '—'}</td>
     <td>${formatTime(d.created_at)}</td>
     <td class="actions">
+      ${d.state === 'suspended' ? resumeForm(base, d.id, label) : ''}
       <form method="post" action="${base}/${d.id}/enabled"><input type="hidden" name="enabled" value="${d.enabled ? 'false' : 'true'}"><button type="submit" aria-label="${d.enabled ? 'Disable' : 'Enable'} ${label}">${d.enabled ? 'Disable' : 'Enable'}</button></form>
       <form method="post" action="${base}/${d.id}/test"><button type="submit" aria-label="Send test to ${label}">Send test</button></form>
       <details><summary>Replay<span class="visually-hidden"> to ${label}</span></summary>
@@ -129,5 +145,72 @@ ${
 ${createForm(pixel.id, 'meta')}
 ${createForm(pixel.id, 'ga4')}
 ${createForm(pixel.id, 'tiktok')}
+</section>`;
+}
+
+/**
+ * One destination: its settings (name, event filter, enabled), its credentials replaced
+ * (write-only: the field is always empty, the stored value shown masked), resuming it when the
+ * platform suspended it, and deleting it behind a confirmation.
+ */
+export async function destinationEditBody(
+  ctx: Context,
+  pixelId: string,
+  id: string,
+): Promise<Html> {
+  const d = await getDestination({ ctx, pixelId, id });
+  const base = `/dashboard/pixels/${pixelId}/destinations`;
+  const label = d.name ?? d.id;
+  const secrets = secretFields(d.type);
+  return html`<p><a href="/dashboard/destinations?pixel_id=${encodeURIComponent(pixelId)}">← All destinations of this pixel</a></p>
+<dl class="facts">
+  <dt>Destination</dt><dd>${label} <code>${d.id}</code></dd>
+  <dt>Type</dt><dd>${TYPE_LABELS[d.type as keyof typeof TYPE_LABELS] ?? d.type}</dd>
+  <dt>State</dt><dd><span class="status ${d.state}">${d.state}</span>${d.enabled ? '' : html` <span class="status paused">disabled</span>`}</dd>
+  ${d.last_error ? html`<dt>Last error</dt><dd class="last-error">${d.last_error}</dd>` : ''}
+  <dt>Config</dt><dd>${Object.entries(d.config).map(([k, v]) => html`<code>${k}</code>: ${typeof v === 'string' ? v : JSON.stringify(v)}<br>`)}</dd>
+  <dt>Updated</dt><dd>${formatTime(d.updated_at)}</dd>
+</dl>
+${
+  d.state === 'suspended'
+    ? html`<section aria-labelledby="suspended-h" class="secret">
+<h2 id="suspended-h">Suspended</h2>
+<p>The platform refused this destination's credentials, so nothing is sent; its events wait.
+Replace the credentials below, or resume it if the refusal was fixed on the platform's side:
+the waiting events are then sent.</p>
+${resumeForm(base, d.id, label)}
+</section>`
+    : ''
+}
+<section aria-labelledby="settings-h">
+<h2 id="settings-h">Settings</h2>
+<form method="post" action="${base}/${d.id}" class="stack">
+  <div class="field"><label for="dest-name">Name</label><input id="dest-name" name="name" maxlength="200" value="${d.name ?? ''}"></div>
+  <div class="field"><label for="dest-events">Events to forward <span class="hint">(comma-separated names; empty: every event)</span></label><input id="dest-events" name="events" value="${d.events?.join(', ') ?? ''}" placeholder="Purchase, Lead"></div>
+  <div class="field"><label for="dest-enabled">Forwarding</label>
+    <select id="dest-enabled" name="enabled">
+      <option value="true"${d.enabled ? html` selected` : ''}>Enabled: new events are forwarded</option>
+      <option value="false"${d.enabled ? '' : html` selected`}>Disabled: nothing is forwarded</option>
+    </select></div>
+  <button type="submit">Save destination</button>
+</form>
+</section>
+<section aria-labelledby="credentials-h">
+<h2 id="credentials-h">Replace credentials</h2>
+<p class="hint">Write-only: the stored value is never shown again, only its last 4 characters. New credentials resume a suspended destination.</p>
+<form method="post" action="${base}/${d.id}/credentials" class="stack">
+  ${secrets.map(
+    (f) =>
+      html`<div class="field"><label for="new-${f.name}">New ${lowerFirst(f.label)} <span class="hint">(now ${String(d.config[f.name] ?? '—')})</span></label><input id="new-${f.name}" name="${f.name}" type="password" autocomplete="off" required></div>`,
+  )}
+  <button type="submit">Replace credentials</button>
+</form>
+</section>
+<section aria-labelledby="delete-h">
+<h2 id="delete-h">Delete</h2>
+<form method="post" action="${base}/${d.id}/delete" class="stack">
+  <label><input type="checkbox" name="confirm" value="yes" required> Yes, delete ${label}: events still waiting for it will not be sent</label>
+  <button type="submit" class="danger">Delete destination</button>
+</form>
 </section>`;
 }
