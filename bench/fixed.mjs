@@ -292,7 +292,7 @@ for (const root of roots) {
   const i = irs.get(root);
   console.log(
     i.length
-      ? `${line}  Ir/req median ${median(i).toFixed(0)} [${i.map((x) => x.toFixed(0)).join(' ')}]`
+      ? `${line}  Ir/req median ${median(i).toFixed(0)} mean ${(i.reduce((a, b) => a + b, 0) / i.length).toFixed(0)} [${i.map((x) => x.toFixed(0)).join(' ')}]`
       : line,
   );
 }
