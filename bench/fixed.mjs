@@ -15,12 +15,13 @@
  *   node bench/fixed.mjs --roots /tmp/a,/tmp/b --store sqlite|postgres-redis
  *        [--requests 20000] [--warm 20000] [--rounds 5] [--connections 100]
  *        [--callgrind DIR]   (one build at a time under valgrind; Ir between zero and dump)
+ *        [--out NAME]        (also writes bench/results/NAME.json)
  *
  * The account is the same as `npm run bench`'s (enterprise, custom limits nothing reaches:
  * every check runs), the event the same ~430-byte Purchase with a new event_id each.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,6 +38,7 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '100' },
     callgrind: { type: 'string' },
     'node-args': { type: 'string', default: '' },
+    out: { type: 'string' },
   },
 });
 const roots = values.roots.split(',');
@@ -295,4 +297,23 @@ for (const root of roots) {
       ? `${line}  Ir/req median ${median(i).toFixed(0)} mean ${(i.reduce((a, b) => a + b, 0) / i.length).toFixed(0)} [${i.map((x) => x.toFixed(0)).join(' ')}]`
       : line,
   );
+}
+if (values.out) {
+  const file = new URL(`./results/${values.out}.json`, import.meta.url);
+  const data = {
+    at: new Date().toISOString(),
+    store: values.store,
+    requests: REQUESTS,
+    warm: WARM,
+    rounds: ROUNDS,
+    connections: CONNS,
+    builds: roots.map((root) => ({
+      root,
+      cpuUsPerRequest: results.get(root),
+      medianCpuUsPerRequest: median(results.get(root)),
+      ...(irs.get(root).length > 0 && { irPerRequest: irs.get(root) }),
+    })),
+  };
+  writeFileSync(file, `${JSON.stringify(data, null, 2)}\n`);
+  console.log(`saved ${file.pathname}`);
 }
