@@ -182,7 +182,11 @@ async function insertMany(
       texts(e.map((x) => x.title)),
       texts(e.map((x) => x.searchString)),
       documents(e.map((x) => (x.userData === null ? null : JSON.stringify(x.userData)))),
-      documents(e.map((x) => (x.customData === null ? null : JSON.stringify(x.customData)))),
+      documents(
+        e.map(
+          (x) => x.customDataJson ?? (x.customData === null ? null : JSON.stringify(x.customData)),
+        ),
+      ),
       texts(m.map((x) => x.actionSource)),
       documents(m.map((x) => x.platformHashes)),
       documents(m.map((x) => x.matchQuality)),
