@@ -56,6 +56,12 @@ export interface TrackedEvent {
   userData: Record<string, string> | null;
   customData: Record<string, unknown> | null;
   /**
+   * custom_data as ingestion serialised it to check its size: the insert stores this string
+   * instead of serialising the object a second time (issue 21). Absent on events built by
+   * hand and on events read back; whoever changes `customData` must drop it.
+   */
+  customDataJson?: string | null;
+  /**
    * Contract §11's `action_source`. Ingestion always sets it and stores read it back; absent
    * only on events built by hand (tests), which the record shows as the default, `website`.
    */

@@ -29,7 +29,7 @@ export function matchColumns(event: TrackedEvent): MatchColumns {
     actionSource: event.actionSource ?? DEFAULT_ACTION_SOURCE,
     platformHashes:
       hashes === null ? null : JSON.stringify({ ga4: hashes.ga4, tiktok: hashes.tiktok }),
-    matchQuality: JSON.stringify(quality),
+    matchQuality: qualityJson(quality),
     score: quality.score,
     raw:
       matchKeys === null && location === null
@@ -40,4 +40,20 @@ export function matchColumns(event: TrackedEvent): MatchColumns {
             location: location === null ? null : JSON.stringify(location),
           },
   };
+}
+
+/**
+ * The estimate is one shared, frozen object per combination of keys present (match-quality.ts),
+ * so its JSON is made once per combination instead of once per event. Only frozen objects are
+ * remembered: one that could still change would be written as it was when first seen.
+ */
+const QUALITY_JSON = new WeakMap<object, string>();
+
+function qualityJson(quality: object): string {
+  let text = QUALITY_JSON.get(quality);
+  if (text === undefined) {
+    text = JSON.stringify(quality);
+    if (Object.isFrozen(quality)) QUALITY_JSON.set(quality, text);
+  }
+  return text;
 }

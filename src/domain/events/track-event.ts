@@ -46,8 +46,10 @@ export function prepareEvent(accountId: string, body: unknown, receivedAt: Date)
       throw invalidField('timestamp', 'must not be more than 10 minutes in the future');
     }
   }
+  let customDataJson: string | null = null;
   if (input.custom_data !== undefined) {
     const serialised = JSON.stringify(input.custom_data);
+    customDataJson = serialised;
     if (Buffer.byteLength(serialised) > MAX_CUSTOM_DATA_BYTES) {
       throw invalidField(
         'custom_data',
@@ -97,6 +99,7 @@ export function prepareEvent(accountId: string, body: unknown, receivedAt: Date)
     searchString: input.search_string ?? null,
     userData,
     customData: (input.custom_data as Record<string, unknown> | undefined) ?? null,
+    customDataJson,
     actionSource,
     matchQuality: matchQuality({ hashes: ingested.hashes ?? NO_HASHES, matchKeys }),
     ingested,

@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
 import {
   bareEvent,
   dropSchema,
@@ -67,6 +68,63 @@ describe('PostgreSQL group commit', await postgresSuite(), () => {
     );
     const ids = (await stored()).map((e) => e.eventId);
     assert.ok(ids.includes('good-1') && ids.includes('good-2') && !ids.includes('bad'));
+  });
+
+  it('stores text and JSON exactly as given, and absent values as SQL NULL', async () => {
+    // Text and JSON columns travel as one JSON array per column (events.ts `texts`,
+    // `documents`): quotes, backslashes, commas, braces and non-ASCII must come back as sent,
+    // documents keep their key order, and null stays SQL NULL, never the JSON literal null.
+    const awkward = 'a "quoted", back\\slash \\" {brace} [x] é 😀 \u2028 \u0001 \'q\' null';
+    const full = event('awkward', {
+      url: `https://example.com/?q=${encodeURIComponent(awkward)}`,
+      title: awkward,
+      referrer: 'null',
+      searchString: '',
+      currency: 'EUR',
+      userData: { em: 'h"1', ph: 'h\\2' },
+      customData: { z: 1, a: { y: awkward, x: [null, 'null', 2.5] }, m: null },
+    });
+    const empty = event('nulls');
+    await Promise.all([store.events.insertEvent(full, []), store.events.insertEvent(empty, [])]);
+    const back = await store.events.getEvent(accountId, pixelId, 'awkward');
+    assert.equal(back?.title, awkward);
+    assert.equal(back?.url, full.url);
+    assert.equal(back?.referrer, 'null');
+    assert.equal(back?.searchString, '');
+    assert.deepEqual(back?.userData, full.userData);
+    assert.equal(JSON.stringify(back?.customData), JSON.stringify(full.customData));
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const { rows } = await client.query(
+        `SELECT event_id, user_data IS NULL AS no_user_data, custom_data IS NULL AS no_custom,
+                platform_hashes IS NULL AS no_hashes, title IS NULL AS no_title,
+                custom_data::text AS custom_text
+           FROM ${schema}.events WHERE pixel_id = $1 AND event_id IN ('awkward', 'nulls')
+          ORDER BY event_id`,
+        [pixelId],
+      );
+      assert.deepEqual(rows, [
+        {
+          event_id: 'awkward',
+          no_user_data: false,
+          no_custom: false,
+          no_hashes: true,
+          no_title: false,
+          custom_text: JSON.stringify(full.customData),
+        },
+        {
+          event_id: 'nulls',
+          no_user_data: true,
+          no_custom: true,
+          no_hashes: true,
+          no_title: true,
+          custom_text: null,
+        },
+      ]);
+    } finally {
+      await client.end();
+    }
   });
 
   it('keeps counts exact when two instances batch into the same buckets at once', async () => {

@@ -22,6 +22,26 @@ export const MAX_BATCH = 256;
 
 const key = (e: TrackedEvent) => `${e.pixelId}\u0000${e.eventId}`;
 
+/** Strings (or nulls) as one JSON array, read back by `json_array_elements_text`. */
+const texts = (values: (string | null)[]): string => JSON.stringify(values);
+
+/**
+ * JSON documents, already serialised, as one JSON array, read back by `json_array_elements`
+ * (which keeps each document's text, so key order, as sent). A SQL NULL goes as JSON `null`
+ * and is turned back by `sqlNull`: no document stored here is ever the JSON literal null.
+ */
+const documents = (values: (string | null)[]): string => {
+  let text = '[';
+  for (let i = 0; i < values.length; i++) {
+    if (i > 0) text += ',';
+    text += values[i] ?? 'null';
+  }
+  return `${text}]`;
+};
+
+const sqlNull = (column: string) =>
+  `CASE WHEN json_typeof(${column}) = 'null' THEN NULL ELSE ${column} END`;
+
 /**
  * Inserts events (and the outbox rows of those that are new) with one statement each, inside
  * the caller's transaction. Returns the outcome of each event, in order. Within the list the
@@ -41,9 +61,13 @@ async function insertMany(
   });
   const e = firsts.map((p) => p.event);
   const m = e.map(matchColumns);
-  const json = (v: unknown) => (v === null ? null : JSON.stringify(v));
-  // unnest turns one array per column into rows: a single statement and a single round trip
-  // whatever the batch size. seq is drawn in array order, so it keeps arrival order; the rows
+  // One parameter per column, zipped into rows by ROWS FROM: a single statement and a single
+  // round trip whatever the batch size. Text and JSON columns go as one JSON array each
+  // (`texts`, `documents`), not as PostgreSQL arrays: pg writes an array literal by escaping
+  // every element with two regular expressions, which for the JSON columns (all quotes) cost
+  // more than the rest of the insert (docs/decisions.md, "Ingest before and after the seam").
+  // Validation has refused NUL and unpaired surrogates, so every string survives the JSON
+  // round trip unchanged. seq is drawn in array order, so it keeps arrival order; the rows
   // then go in sorted by (pixel_id, event_id). That order is what keeps two instances from
   // deadlocking: an event_id in both their batches makes the second wait for the first
   // transaction, and with every batch taking its keys in one global order, neither can be
@@ -53,11 +77,28 @@ async function insertMany(
   // transaction. Keys go in sorted there too, for the same reason.
   const { rows } = await db.query<{ seq: string; pixel_id: string; event_id: string }>(
     `WITH arrived AS MATERIALIZED (
-       SELECT nextval((SELECT pg_get_serial_sequence('events', 'seq'))::regclass) AS seq, e.*
-         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::float8[],
-           $6::text[], $7::timestamptz[], $8::timestamptz[], $9::text[], $10::text[],
-           $11::text[], $12::text[], $13::json[], $14::json[], $15::text[], $16::json[],
-           $17::json[], $18::timestamptz[], $19::json[], $20::json[]) WITH ORDINALITY
+       SELECT nextval((SELECT pg_get_serial_sequence('events', 'seq'))::regclass) AS seq,
+              e.account_id, e.pixel_id, e.event_id, e.event_name, e.value, e.currency,
+              e.timestamp, e.received_at, e.url, e.referrer, e.title, e.search_string,
+              ${sqlNull('e.user_data')} AS user_data,
+              ${sqlNull('e.custom_data')} AS custom_data,
+              e.action_source,
+              ${sqlNull('e.platform_hashes')} AS platform_hashes,
+              ${sqlNull('e.match_quality')} AS match_quality,
+              e.raw_expires_at,
+              ${sqlNull('e.match_keys')} AS match_keys,
+              ${sqlNull('e.location')} AS location,
+              e.arrival
+         FROM ROWS FROM (json_array_elements_text($1::json), json_array_elements_text($2::json),
+           json_array_elements_text($3::json), json_array_elements_text($4::json),
+           unnest($5::float8[]), json_array_elements_text($6::json), unnest($7::timestamptz[]),
+           unnest($8::timestamptz[]), json_array_elements_text($9::json),
+           json_array_elements_text($10::json), json_array_elements_text($11::json),
+           json_array_elements_text($12::json), json_array_elements($13::json),
+           json_array_elements($14::json), json_array_elements_text($15::json),
+           json_array_elements($16::json), json_array_elements($17::json),
+           unnest($18::timestamptz[]), json_array_elements($19::json),
+           json_array_elements($20::json)) WITH ORDINALITY
            AS e (account_id, pixel_id, event_id, event_name, value, currency, timestamp,
              received_at, url, referrer, title, search_string, user_data, custom_data,
              action_source, platform_hashes, match_quality, raw_expires_at, match_keys,
@@ -128,26 +169,30 @@ async function insertMany(
      )
      SELECT seq::text, pixel_id, event_id FROM inserted`,
     [
-      e.map((x) => x.accountId),
-      e.map((x) => x.pixelId),
-      e.map((x) => x.eventId),
-      e.map((x) => x.eventName),
+      texts(e.map((x) => x.accountId)),
+      texts(e.map((x) => x.pixelId)),
+      texts(e.map((x) => x.eventId)),
+      texts(e.map((x) => x.eventName)),
       e.map((x) => x.value),
-      e.map((x) => x.currency),
+      texts(e.map((x) => x.currency)),
       e.map((x) => x.timestamp),
       e.map((x) => x.receivedAt),
-      e.map((x) => x.url),
-      e.map((x) => x.referrer),
-      e.map((x) => x.title),
-      e.map((x) => x.searchString),
-      e.map((x) => json(x.userData)),
-      e.map((x) => json(x.customData)),
-      m.map((x) => x.actionSource),
-      m.map((x) => x.platformHashes),
-      m.map((x) => x.matchQuality),
+      texts(e.map((x) => x.url)),
+      texts(e.map((x) => x.referrer)),
+      texts(e.map((x) => x.title)),
+      texts(e.map((x) => x.searchString)),
+      documents(e.map((x) => (x.userData === null ? null : JSON.stringify(x.userData)))),
+      documents(
+        e.map(
+          (x) => x.customDataJson ?? (x.customData === null ? null : JSON.stringify(x.customData)),
+        ),
+      ),
+      texts(m.map((x) => x.actionSource)),
+      documents(m.map((x) => x.platformHashes)),
+      documents(m.map((x) => x.matchQuality)),
       m.map((x) => (x.raw === null ? null : new Date(x.raw.expiresAtMs))),
-      m.map((x) => x.raw?.matchKeys ?? null),
-      m.map((x) => x.raw?.location ?? null),
+      documents(m.map((x) => x.raw?.matchKeys ?? null)),
+      documents(m.map((x) => x.raw?.location ?? null)),
     ],
   );
   const inserted = new Set(rows.map((r) => `${r.pixel_id}\u0000${r.event_id}`));

@@ -117,22 +117,34 @@ const pending = (db: Sql) =>
     .where('d.status', '=', sql.lit('pending'))
     .where(isTrue(db, 'e.enabled'));
 
-/** The earliest time a pending delivery is due, to sleep exactly until then. */
+const earliestDue = prepared((db: Sql) =>
+  pending(db).select((eb) => eb.fn.min('d.next_attempt_at').as('due')),
+);
+
+const backlogTotals = prepared((db: Sql) =>
+  pending(db)
+    .innerJoin('webhook_messages as m', 'm.id', 'd.message_id')
+    .select((eb) => [
+      eb.fn.countAll().as('pending'),
+      eb.fn.min('m.created_at').as('oldest'),
+      eb.fn.min('d.next_attempt_at').as('due'),
+    ]),
+);
+
+/**
+ * The earliest time a pending delivery is due, to sleep exactly until then. Prepared: the
+ * worker reads it on every wake-up, and every commit that stores an event wakes it, so
+ * compiling it per call was most of what the seam added to POST /v1/track (docs/decisions.md,
+ * "Ingest before and after the seam").
+ */
 export function* nextDueAt(db: Sql): Query<Date | null> {
-  const row = yield* first(pending(db).select((eb) => eb.fn.min('d.next_attempt_at').as('due')));
+  const row = yield* first(earliestDue(db));
   return row?.due == null ? null : db.codec.time(row.due);
 }
 
+/** Read at every /metrics scrape. */
 export function* backlog(db: Sql): Query<OutboxBacklog> {
-  const row = yield* first(
-    pending(db)
-      .innerJoin('webhook_messages as m', 'm.id', 'd.message_id')
-      .select((eb) => [
-        eb.fn.countAll().as('pending'),
-        eb.fn.min('m.created_at').as('oldest'),
-        eb.fn.min('d.next_attempt_at').as('due'),
-      ]),
-  );
+  const row = yield* first(backlogTotals(db));
   return {
     pending: Number(row?.pending ?? 0),
     oldestCreatedAt: row?.oldest == null ? null : db.codec.time(row.oldest),

@@ -179,7 +179,7 @@ class SqliteEventStore implements EventStore {
       event.title,
       event.searchString,
       json(event.userData),
-      json(event.customData),
+      event.customDataJson ?? json(event.customData),
       match.actionSource,
       match.platformHashes,
       match.matchQuality,
