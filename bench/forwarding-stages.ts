@@ -119,7 +119,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const { stages, ms } = forwardingStages(profile);
   const per = 1000 / Number(values.events);
   const rows = [...FORWARDING_STAGES, 'idle' as const].map((stage) => ({
-    stage,
+    stage: stage as string,
     'ms per 1,000 events': ((stages.get(stage) ?? 0) * per).toFixed(1),
     share: stage === 'idle' ? '' : `${(((stages.get(stage) ?? 0) / ms) * 100).toFixed(0)} %`,
   }));
