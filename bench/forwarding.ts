@@ -203,6 +203,7 @@ async function main(databaseUrl: string) {
     const seconds = (Math.max(...times) - Math.min(...times)) / 1000;
     const drained = arrivals.size;
     await worker.stop();
+    console.log(worker.output().match(/TIMES.*/)?.[0]);
 
     // 2. Latency: the forwarding worker inside the API process, woken by each commit.
     arrivals.clear();

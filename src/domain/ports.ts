@@ -519,7 +519,8 @@ export interface DestinationBacklog {
 export interface ForwardingStore {
   /**
    * Leases up to `take` due jobs of each active destination (enabled, not suspended) not in
-   * `busy`, oldest due first; a lease is exclusive across workers until it ends.
+   * `busy`, oldest due first; a lease is exclusive across workers until it ends. `only`:
+   * that destination alone (still only if it is active), as it is stored now.
    */
   claim(options: {
     now: Date;
@@ -527,6 +528,7 @@ export interface ForwardingStore {
     busy: readonly string[];
     leaseMs: number;
     owner: string;
+    only?: string;
   }): Promise<ClaimedBatch[]>;
   /**
    * Records the outcomes, the ledger rows, the destination's new state and the webhook

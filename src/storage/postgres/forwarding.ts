@@ -35,14 +35,15 @@ export class PostgresForwardingStore implements ForwardingStore {
     busy: readonly string[];
     leaseMs: number;
     owner: string;
+    only?: string;
   }): Promise<ClaimedBatch[]> {
     const { rows } = await this.pool.query<destinations.DestinationRow>(
       `SELECT * FROM destinations d WHERE enabled AND state <> 'suspended'
-          AND NOT (id = ANY($1::text[]))
+          AND NOT (id = ANY($1::text[])) AND ($3::text IS NULL OR id = $3)
           AND EXISTS (SELECT 1 FROM forward_jobs j WHERE j.destination_id = d.id
             AND j.status = 'pending' AND j.next_attempt_at <= $2)
         ORDER BY random()`,
-      [options.busy, options.now],
+      [options.busy, options.now, options.only ?? null],
     );
     const leaseUntil = new Date(options.now.getTime() + options.leaseMs);
     const batches: ClaimedBatch[] = [];

@@ -90,6 +90,7 @@ export class SqliteForwardingStore implements ForwardingStore {
     busy: readonly string[];
     leaseMs: number;
     owner: string;
+    only?: string;
   }): Promise<ClaimedBatch[]> {
     const now = options.now.getTime();
     const leaseUntil = now + options.leaseMs;
@@ -98,7 +99,7 @@ export class SqliteForwardingStore implements ForwardingStore {
     return commitWithoutFlush(this.db, () =>
       this.db
         .transaction(() => {
-          const active = this.activeDestinations(JSON.stringify(options.busy), now);
+          const active = this.activeDestinations(JSON.stringify(options.busy), now, options.only);
           const due = this.statement(
             `SELECT pixel_id, event_id, attempts, created_at FROM forward_jobs
               WHERE destination_id = ? AND status = 'pending' AND next_attempt_at <= ?
@@ -146,15 +147,22 @@ export class SqliteForwardingStore implements ForwardingStore {
     );
   }
 
-  private activeDestinations(busy: string, now: number): Destination[] {
+  private activeDestinations(busy: string, now: number, only?: string): Destination[] {
+    const due = `EXISTS (SELECT 1 FROM forward_jobs j WHERE j.destination_id = d.id
+            AND j.status = 'pending' AND j.next_attempt_at <= ?)`;
     // Random order, so no destination is always served last.
-    const rows = this.statement(
-      `SELECT * FROM destinations d WHERE enabled = 1 AND state <> 'suspended'
-          AND id NOT IN (SELECT value FROM json_each(?))
-          AND EXISTS (SELECT 1 FROM forward_jobs j WHERE j.destination_id = d.id
-            AND j.status = 'pending' AND j.next_attempt_at <= ?)
-        ORDER BY random()`,
-    ).all(busy, now) as destinations.DestinationRow[];
+    const rows = (
+      only === undefined
+        ? this.statement(
+            `SELECT * FROM destinations d WHERE enabled = 1 AND state <> 'suspended'
+                AND id NOT IN (SELECT value FROM json_each(?)) AND ${due}
+              ORDER BY random()`,
+          ).all(busy, now)
+        : this.statement(
+            `SELECT * FROM destinations d WHERE id = ? AND enabled = 1 AND state <> 'suspended'
+                AND ${due}`,
+          ).all(only, now)
+    ) as destinations.DestinationRow[];
     return rows.map((r) => destinations.toDestination(this.runner.sql.codec, r));
   }
 
