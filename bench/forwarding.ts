@@ -17,10 +17,12 @@
  * `--platform` picks the stand-in: meta (1,000 events a request), tiktok (1,000), ga4 (≤ 25
  * events a request and one visitor per request, so a bench visitor per event means one event
  * per request). `--profile DIR` runs the worker under `node --cpu-prof` and writes its
- * .cpuprofile to DIR (bench/forwarding-stages.ts attributes it).
+ * .cpuprofile to DIR (bench/forwarding-stages.ts attributes it). `--root DIR` runs the worker
+ * (and the latency run's server) of the build in DIR instead, to compare designs back to back.
  *
  *   npm run bench:forwarding -- [--store sqlite|postgres] [--platform meta|ga4|tiktok]
  *                               [--backlog 100000] [--events 2000] [--rate 200] [--profile DIR]
+ *                               [--root DIR] [--save NAME]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -51,6 +53,8 @@ const { values } = parseArgs({
     store: { type: 'string', default: 'sqlite' },
     platform: { type: 'string', default: 'meta' },
     profile: { type: 'string' },
+    root: { type: 'string' },
+    save: { type: 'string' },
     ...PIN_OPTIONS,
   },
 });
@@ -75,7 +79,11 @@ function websiteEvent(person: string) {
     },
   };
 }
-const BIN = fileURLToPath(new URL('../bin/trackway.js', import.meta.url));
+// `--root DIR`: the worker of another build (a checkout of an earlier commit, built), to
+// compare designs back to back on the same machine; the backlog is written by this one.
+const BIN = values.root
+  ? join(values.root, 'bin/trackway.js')
+  : fileURLToPath(new URL('../bin/trackway.js', import.meta.url));
 
 /** The stand-in of `platform`, the destination to create for it, and what marks an arrival. */
 async function startPlatform(): Promise<{
@@ -203,7 +211,6 @@ async function main(databaseUrl: string) {
     const seconds = (Math.max(...times) - Math.min(...times)) / 1000;
     const drained = arrivals.size;
     await worker.stop();
-    console.log(worker.output().match(/TIMES.*/)?.[0]);
 
     // 2. Latency: the forwarding worker inside the API process, woken by each commit.
     arrivals.clear();
@@ -295,15 +302,17 @@ async function main(databaseUrl: string) {
       `\nForwarding to a local ${platform} (${values.store}${pinned ? ', pinned' : ', not pinned'}, load ${load.toFixed(2)} at the start of the drain)\n`,
     );
     console.log(table(rows));
-    const name = [
-      'forwarding',
-      platform === 'meta' ? '' : platform,
-      values.store === 'sqlite' ? '' : values.store,
-    ]
-      .filter(Boolean)
-      .join('-');
+    const name =
+      values.save ??
+      [
+        'forwarding',
+        platform === 'meta' ? '' : platform,
+        values.store === 'sqlite' ? '' : values.store,
+      ]
+        .filter(Boolean)
+        .join('-');
     console.log(
-      `\nresults: ${saveResult(name, { platform, store: values.store, backlog, events, rate, pinned, loadavg1: load, rows })}`,
+      `\nresults: ${saveResult(name, { platform, store: values.store, root: values.root ?? null, backlog, events, rate, pinned, loadavg1: load, rows })}`,
     );
   } finally {
     for (const p of processes) await p.stop();

@@ -424,6 +424,7 @@ export class ForwardingWorker {
     const base = {
       pixelId: job.pixelId,
       eventId: job.eventId,
+      ...(job.ref !== undefined && { ref: job.ref }),
       reason: null,
       lastError: null,
       forwardedAt: null,

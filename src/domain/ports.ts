@@ -467,6 +467,8 @@ export interface ClaimedJob {
   /** Requests that carried it so far. */
   attempts: number;
   createdAt: Date;
+  /** The store's own handle on the job's row (SQLite: its rowid), handed back to `settle`. */
+  ref?: number;
 }
 
 export interface ClaimedBatch {
@@ -487,6 +489,8 @@ export interface ForwardAttempt {
 export interface JobOutcome {
   pixelId: string;
   eventId: string;
+  /** The claimed job's `ref`. */
+  ref?: number;
   status: ForwardStatus;
   reason: string | null;
   lastError: string | null;
