@@ -259,6 +259,7 @@ export class ForwardingWorker {
       d.accountId,
       d.pixelId,
       jobs.map((j) => j.eventId),
+      d.type,
     );
     const byId = new Map(loaded.map((f) => [f.event.eventId, f]));
     const built = PLATFORM_ADAPTERS[d.type].build(

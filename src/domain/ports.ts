@@ -331,9 +331,16 @@ export interface ForwardingSource {
   /**
    * The account's events of the pixel with these ids, in the order asked (ids not stored are
    * left out), each with its action_source, every platform's hashes, and its raw match keys
-   * and unhashed location, or null once erased (7 days after the event's timestamp).
+   * and unhashed location, or null once erased (7 days after the event's timestamp). With
+   * `platform`, only what that platform's payload reads: the other platforms' hashes are
+   * empty, and Meta's events carry no location (the worker reads 1,000 events a batch).
    */
-  forwardable(accountId: string, pixelId: string, eventIds: string[]): Promise<ForwardableEvent[]>;
+  forwardable(
+    accountId: string,
+    pixelId: string,
+    eventIds: string[],
+    platform?: Platform,
+  ): Promise<ForwardableEvent[]>;
 }
 
 /**
