@@ -11,7 +11,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { isolateRefusal } from '../domain/forwarding/batch-isolation.ts';
-import type { Destination, ForwardableEvent, PlatformRequest } from '../domain/forwarding/model.ts';
+import type {
+  BuiltBatch,
+  Destination,
+  ForwardableEvent,
+  PlatformRequest,
+} from '../domain/forwarding/model.ts';
 import { requestUrl } from '../domain/forwarding/model.ts';
 import {
   PLATFORM_ADAPTERS,
@@ -65,6 +70,16 @@ export interface ForwardingWorkerOptions {
   pollMs?: number;
   random?: () => number;
   metrics?: ForwardingMetrics;
+}
+
+/** Requests of one batch sent at once (they go to one platform origin: its pool has 16). */
+const REQUESTS_AT_ONCE = 4;
+
+/** A claimed batch with its events loaded and its requests built. */
+interface Prepared {
+  batch: ClaimedBatch;
+  byId: Map<string, ForwardableEvent>;
+  built: BuiltBatch;
 }
 
 /** What happened to one event of the batch: its ledger rows and the final verdict. */
@@ -149,31 +164,112 @@ export class ForwardingWorker {
     );
   }
 
-  private async forward(batch: ClaimedBatch): Promise<void> {
+  /**
+   * Forwards the batch, then this destination's next ones while it has due jobs: each next
+   * batch is claimed, loaded and built while the one before is at the platform, so the
+   * worker's own work overlaps the platform's (and, on PostgreSQL, the database's). Still one
+   * batch in flight per destination: the next is sent only once the one before is settled.
+   */
+  private async forward(first: ClaimedBatch): Promise<void> {
+    let current: Prepared | null = await this.prepare(first);
+    // The credentials refusal of the batch before, with the destination's version it refused.
+    let refused: { message: string; version: number } | null = null;
+    while (current !== null) {
+      // Only behind a full batch (a backlog): a batch claimed early while events trickle in
+      // would be small and hold the next arrivals back for one more round trip; those are
+      // left to the wake-up after the batch (measured on PostgreSQL at 200 events/s: p50
+      // 37 ms without, 71 ms with). After a refusal nothing more is claimed: the destination
+      // is suspended now.
+      const { destination, jobs } = current.batch;
+      const upcoming: Promise<Prepared | null> =
+        this.stopped || refused !== null || jobs.length < this.batchSize(destination.type)
+          ? Promise.resolve(null)
+          : this.prepareNext(destination.id);
+      const d: Destination = current.batch.destination;
+      try {
+        // The batch claimed before the refusal was recorded is held back unsent, unless the
+        // destination was changed (new credentials) before it was claimed.
+        const before = refused?.version === d.updatedAt.getTime() ? refused.message : null;
+        const message = await this.deliver(current, before);
+        refused = message === null ? null : { message, version: d.updatedAt.getTime() };
+      } catch (error) {
+        // Its jobs come back when their lease ends; so do the next batch's (claimed already).
+        await upcoming;
+        throw error;
+      }
+      current = await upcoming;
+    }
+  }
+
+  /** Claims, loads and builds the destination's next batch, or null when it has none due. */
+  private async prepareNext(destinationId: string): Promise<Prepared | null> {
+    // Let the request just handed to undici reach its socket before this synchronous work
+    // (SQLite's queries run on this thread).
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    try {
+      const [batch] = await this.options.store.claim({
+        now: this.options.clock.now(),
+        take: (d) => this.batchSize(d.type),
+        busy: [],
+        leaseMs: this.leaseMs,
+        owner: this.owner,
+        only: destinationId,
+      });
+      return batch ? await this.prepare(batch) : null;
+    } catch (error) {
+      this.options.logger.error(
+        { err: error, destination_id: destinationId },
+        'forwarding claim failed',
+      );
+      return null;
+    }
+  }
+
+  /** The batch's events, loaded, and the platform's requests built from them. */
+  private async prepare(batch: ClaimedBatch): Promise<Prepared> {
     const { destination: d, jobs } = batch;
-    const adapter = PLATFORM_ADAPTERS[d.type];
     const loaded = await this.options.source.forwardable(
       d.accountId,
       d.pixelId,
       jobs.map((j) => j.eventId),
+      d.type,
     );
     const byId = new Map(loaded.map((f) => [f.event.eventId, f]));
-    const now = this.options.clock.now();
-    const built = adapter.build(
+    const built = PLATFORM_ADAPTERS[d.type].build(
       jobs.flatMap((j) => byId.get(j.eventId) ?? []),
       d.config,
-      { now },
+      { now: this.options.clock.now() },
     );
+    return { batch, byId, built };
+  }
+
+  /**
+   * Sends the batch's requests (none if the destination's credentials were refused by the
+   * batch before: `suspendedBefore`) and settles it; the credentials refusal, if any.
+   */
+  private async deliver(
+    prepared: Prepared,
+    suspendedBefore: string | null,
+  ): Promise<string | null> {
+    const { batch, byId, built } = prepared;
+    const { destination: d, jobs } = batch;
     const results = new Map<string, EventResult>();
-    let suspended: string | null = null;
-    for (const request of built.requests) {
-      if (suspended !== null) break;
-      await this.sendIsolated(d, request, results);
-      for (const id of request.eventIds) {
-        const verdict = results.get(id)?.verdict;
-        if (verdict?.kind === 'auth') suspended = verdict.message;
+    let suspended: string | null = suspendedBefore;
+    // A batch of several requests (GA4: one per visitor, ≤ 25 events each) is sent a few
+    // requests at a time rather than one after the other; a credentials refusal stops what
+    // has not been sent yet.
+    const waiting = [...built.requests];
+    const lane = async () => {
+      for (let request = waiting.shift(); request; request = waiting.shift()) {
+        if (suspended !== null) return;
+        await this.sendIsolated(d, request, results);
+        for (const id of request.eventIds) {
+          const verdict = results.get(id)?.verdict;
+          if (verdict?.kind === 'auth') suspended = verdict.message;
+        }
       }
-    }
+    };
+    await Promise.all(Array.from({ length: Math.min(REQUESTS_AT_ONCE, waiting.length) }, lane));
     const skipped = new Map(built.skipped.map((s) => [s.eventId, s.reason]));
     // What the builder changed to fit the platform (GA4's dropped or truncated params): kept
     // as the forwarded job's reason, so the record says what the platform did not receive.
@@ -256,12 +352,13 @@ export class ForwardingWorker {
         'forwarding batch failed',
       );
     }
-    if (suspended !== null && d.state !== 'suspended') {
+    if (suspended !== null && suspendedBefore === null && d.state !== 'suspended') {
       this.options.logger.warn(
         { destination_id: d.id, pixel_id: d.pixelId, platform: d.type, error: suspended },
         'forwarding destination suspended: the platform refused its credentials',
       );
     }
+    return suspended;
   }
 
   /**
@@ -313,6 +410,7 @@ export class ForwardingWorker {
     const base = {
       pixelId: job.pixelId,
       eventId: job.eventId,
+      ...(job.ref !== undefined && { ref: job.ref }),
       reason: null,
       lastError: null,
       forwardedAt: null,

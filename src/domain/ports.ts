@@ -341,9 +341,16 @@ export interface ForwardingSource {
   /**
    * The account's events of the pixel with these ids, in the order asked (ids not stored are
    * left out), each with its action_source, every platform's hashes, and its raw match keys
-   * and unhashed location, or null once erased (7 days after the event's timestamp).
+   * and unhashed location, or null once erased (7 days after the event's timestamp). With
+   * `platform`, only what that platform's payload reads: the other platforms' hashes are
+   * empty, and Meta's events carry no location (the worker reads 1,000 events a batch).
    */
-  forwardable(accountId: string, pixelId: string, eventIds: string[]): Promise<ForwardableEvent[]>;
+  forwardable(
+    accountId: string,
+    pixelId: string,
+    eventIds: string[],
+    platform?: Platform,
+  ): Promise<ForwardableEvent[]>;
 }
 
 /**
@@ -480,6 +487,8 @@ export interface ClaimedJob {
   /** Requests that carried it so far. */
   attempts: number;
   createdAt: Date;
+  /** The store's own handle on the job's row (SQLite: its rowid), handed back to `settle`. */
+  ref?: number;
 }
 
 export interface ClaimedBatch {
@@ -500,6 +509,8 @@ export interface ForwardAttempt {
 export interface JobOutcome {
   pixelId: string;
   eventId: string;
+  /** The claimed job's `ref`. */
+  ref?: number;
   status: ForwardStatus;
   reason: string | null;
   lastError: string | null;
@@ -532,7 +543,8 @@ export interface DestinationBacklog {
 export interface ForwardingStore {
   /**
    * Leases up to `take` due jobs of each active destination (enabled, not suspended) not in
-   * `busy`, oldest due first; a lease is exclusive across workers until it ends.
+   * `busy`, oldest due first; a lease is exclusive across workers until it ends. `only`:
+   * that destination alone (still only if it is active), as it is stored now.
    */
   claim(options: {
     now: Date;
@@ -540,6 +552,7 @@ export interface ForwardingStore {
     busy: readonly string[];
     leaseMs: number;
     owner: string;
+    only?: string;
   }): Promise<ClaimedBatch[]>;
   /**
    * Records the outcomes, the ledger rows, the destination's new state and the webhook

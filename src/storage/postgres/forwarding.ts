@@ -28,14 +28,15 @@ export class PostgresForwardingQueue implements ForwardingQueue {
     busy: readonly string[];
     leaseMs: number;
     owner: string;
+    only?: string;
   }): Promise<ClaimedBatch[]> {
     const { rows } = await this.pool.query<destinations.DestinationRow>(
       `SELECT * FROM destinations d WHERE enabled AND state <> 'suspended'
-          AND NOT (id = ANY($1::text[]))
+          AND NOT (id = ANY($1::text[])) AND ($3::text IS NULL OR id = $3)
           AND EXISTS (SELECT 1 FROM forward_jobs j WHERE j.destination_id = d.id
             AND j.status = 'pending' AND j.next_attempt_at <= $2)
         ORDER BY random()`,
-      [options.busy, options.now],
+      [options.busy, options.now, options.only ?? null],
     );
     const leaseUntil = new Date(options.now.getTime() + options.leaseMs);
     const batches: ClaimedBatch[] = [];
@@ -89,6 +90,12 @@ export class PostgresForwardingQueue implements ForwardingQueue {
     await inTransaction(this.pool, async (db) => {
       // One statement for the batch's outcomes, one for its ledger rows: only jobs whose lease
       // this worker still holds are settled (RETURNING tells which), and only theirs logged.
+      // Each outcome finds its job by its key (the LATERAL lookup, LIMIT 1: one index probe
+      // per outcome), then the row by its ctid. Joined directly, the planner's estimate for
+      // `lease_owner = $11` (≈ 1 row once statistics say it is mostly NULL) made it scan every
+      // job of the destination and loop over the outcomes for each: 1.3 s for 1,000 of 50,000
+      // jobs, against 37 ms this way. A job updated meanwhile has another ctid: it is left
+      // alone, as a lost lease is.
       const { rows } = await db.query<{ pixel_id: string; event_id: string }>(
         `UPDATE forward_jobs j SET status = u.status, attempts = j.attempts + u.n,
             reason = u.reason, last_error = u.last_error, forwarded_at = u.forwarded_at,
@@ -96,8 +103,10 @@ export class PostgresForwardingQueue implements ForwardingQueue {
            FROM unnest($3::text[], $4::text[], $5::text[], $6::int[], $7::text[], $8::text[],
              $9::timestamptz[], $10::timestamptz[])
              AS u(pixel_id, event_id, status, n, reason, last_error, forwarded_at, next_attempt_at)
-          WHERE j.account_id = $1 AND j.destination_id = $2 AND j.pixel_id = u.pixel_id
-            AND j.event_id = u.event_id AND j.lease_owner = $11
+           CROSS JOIN LATERAL (SELECT f.ctid AS tid FROM forward_jobs f
+              WHERE f.account_id = $1 AND f.destination_id = $2 AND f.pixel_id = u.pixel_id
+                AND f.event_id = u.event_id LIMIT 1) AS l
+          WHERE j.ctid = l.tid AND j.lease_owner = $11
          RETURNING j.pixel_id, j.event_id`,
         [
           d.accountId,

@@ -138,8 +138,8 @@ export function eventFeed({ sql: db, read }: Runner, bus: FeedBus): EventFeed {
 /** Raw match keys and match quality reads (contract §11). */
 export function matchKeyStore({ sql: db, read, transaction }: Runner): MatchKeyStore {
   return {
-    forwardable: (accountId, pixelId, eventIds) =>
-      read(() => forwardable.forwardable(db, accountId, pixelId, eventIds)),
+    forwardable: (accountId, pixelId, eventIds, platform) =>
+      read(() => forwardable.forwardable(db, accountId, pixelId, eventIds, platform)),
     eraseExpired: (now, limit) => transaction(() => forwardable.eraseExpired(db, now, limit)),
     averageMatchQuality: (accountId, pixelId, fromHour) =>
       read(() => forwardable.averageMatchQuality(db, accountId, pixelId, fromHour)),

@@ -15,6 +15,9 @@ import { SqliteRunner } from './runner.ts';
 import type { DurableCommit } from './wal-sync.ts';
 import type { outboxWriter } from './webhooks.ts';
 
+/** Ledger rows written by one INSERT (8 parameters each: 400, far under SQLite's limit). */
+const LEDGER_ROWS = 50;
+
 /** A pixel's enabled destinations, as the event insert needs them. */
 interface Target {
   id: string;
@@ -83,6 +86,7 @@ export class SqliteForwardingQueue implements ForwardingQueue {
     busy: readonly string[];
     leaseMs: number;
     owner: string;
+    only?: string;
   }): Promise<ClaimedBatch[]> {
     const now = options.now.getTime();
     const leaseUntil = now + options.leaseMs;
@@ -91,38 +95,38 @@ export class SqliteForwardingQueue implements ForwardingQueue {
     return commitWithoutFlush(this.db, () =>
       this.db
         .transaction(() => {
-          const active = this.activeDestinations(JSON.stringify(options.busy), now);
-          const due = this.statement(
-            `SELECT pixel_id, event_id, attempts, created_at FROM forward_jobs
-              WHERE destination_id = ? AND status = 'pending' AND next_attempt_at <= ?
-              ORDER BY next_attempt_at LIMIT ?`,
-          );
-          // The lease moves the job's due time to the lease's end: a leased job is not due, so
-          // nobody claims it, and a worker that died leaves it due again when the lease ends.
+          const active = this.activeDestinations(JSON.stringify(options.busy), now, options.only);
+          // One statement per destination: its oldest due jobs (a seek of forward_jobs_due),
+          // leased. The lease moves the job's due time to the lease's end: a leased job is not
+          // due, so nobody claims it, and a worker that died leaves it due again when the lease
+          // ends.
           const lease = this.statement(
-            `UPDATE forward_jobs SET lease_until = ?, lease_owner = ?, next_attempt_at = ?
-              WHERE account_id = ? AND destination_id = ? AND pixel_id = ? AND event_id = ?`,
+            `UPDATE forward_jobs SET lease_until = @leaseUntil, lease_owner = @owner,
+                next_attempt_at = @leaseUntil
+              WHERE rowid IN (SELECT rowid FROM forward_jobs
+                WHERE destination_id = @destination AND status = 'pending'
+                  AND next_attempt_at <= @now
+                ORDER BY next_attempt_at LIMIT @take)
+              RETURNING rowid, pixel_id, event_id, attempts, created_at`,
           );
           const batches: ClaimedBatch[] = [];
           for (const destination of active) {
-            const rows = due.all(destination.id, now, options.take(destination)) as Array<{
+            const rows = lease.all({
+              leaseUntil,
+              owner: options.owner,
+              destination: destination.id,
+              now,
+              take: options.take(destination),
+            }) as Array<{
+              rowid: number;
               pixel_id: string;
               event_id: string;
               attempts: number;
               created_at: number;
             }>;
             if (rows.length === 0) continue;
-            for (const r of rows) {
-              lease.run(
-                leaseUntil,
-                options.owner,
-                leaseUntil,
-                destination.accountId,
-                destination.id,
-                r.pixel_id,
-                r.event_id,
-              );
-            }
+            // RETURNING has no order: oldest first, as they were written.
+            rows.sort((a, b) => a.created_at - b.created_at || a.rowid - b.rowid);
             batches.push({
               destination,
               jobs: rows.map((r) => ({
@@ -130,6 +134,7 @@ export class SqliteForwardingQueue implements ForwardingQueue {
                 eventId: r.event_id,
                 attempts: r.attempts,
                 createdAt: new Date(r.created_at),
+                ref: r.rowid,
               })),
             });
           }
@@ -139,15 +144,22 @@ export class SqliteForwardingQueue implements ForwardingQueue {
     );
   }
 
-  private activeDestinations(busy: string, now: number): Destination[] {
+  private activeDestinations(busy: string, now: number, only?: string): Destination[] {
+    const due = `EXISTS (SELECT 1 FROM forward_jobs j WHERE j.destination_id = d.id
+            AND j.status = 'pending' AND j.next_attempt_at <= ?)`;
     // Random order, so no destination is always served last.
-    const rows = this.statement(
-      `SELECT * FROM destinations d WHERE enabled = 1 AND state <> 'suspended'
-          AND id NOT IN (SELECT value FROM json_each(?))
-          AND EXISTS (SELECT 1 FROM forward_jobs j WHERE j.destination_id = d.id
-            AND j.status = 'pending' AND j.next_attempt_at <= ?)
-        ORDER BY random()`,
-    ).all(busy, now) as destinations.DestinationRow[];
+    const rows = (
+      only === undefined
+        ? this.statement(
+            `SELECT * FROM destinations d WHERE enabled = 1 AND state <> 'suspended'
+                AND id NOT IN (SELECT value FROM json_each(?)) AND ${due}
+              ORDER BY random()`,
+          ).all(busy, now)
+        : this.statement(
+            `SELECT * FROM destinations d WHERE id = ? AND enabled = 1 AND state <> 'suspended'
+                AND ${due}`,
+          ).all(only, now)
+    ) as destinations.DestinationRow[];
     return rows.map((r) => destinations.toDestination(this.runner.sql.codec, r));
   }
 
@@ -159,37 +171,48 @@ export class SqliteForwardingQueue implements ForwardingQueue {
     emit: WebhookEvent[];
   }): Promise<void> {
     const d = options.destination;
+    // By the rowid the claim handed out (no seek of the four-column key), still only while
+    // this worker holds the lease and only if it is still that job's row (a VACUUM may
+    // renumber rowids: then nothing matches, as if the lease were lost, and the job is sent
+    // again when the lease ends — at least once).
     const update = this.statement(
+      `UPDATE forward_jobs SET status = ?, attempts = attempts + ?, reason = ?, last_error = ?,
+          forwarded_at = ?, next_attempt_at = ?, lease_until = NULL, lease_owner = NULL
+        WHERE rowid = ? AND destination_id = ? AND event_id = ? AND lease_owner = ?`,
+    );
+    const updateByKey = this.statement(
       `UPDATE forward_jobs SET status = ?, attempts = attempts + ?, reason = ?, last_error = ?,
           forwarded_at = ?, next_attempt_at = ?, lease_until = NULL, lease_owner = NULL
         WHERE account_id = ? AND destination_id = ? AND pixel_id = ? AND event_id = ?
           AND lease_owner = ?`,
     );
-    const ledger = this.statement(
-      `INSERT INTO forward_attempts (account_id, destination_id, pixel_id, event_id, attempted_at,
-          status_code, duration_ms, platform_response) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
+    const columns = `INSERT INTO forward_attempts (account_id, destination_id, pixel_id, event_id,
+        attempted_at, status_code, duration_ms, platform_response) VALUES `;
+    const row = '(?, ?, ?, ?, ?, ?, ?, ?)';
+    const ledger = this.statement(columns + row);
+    // The ledger rows LEDGER_ROWS at a time: one statement's overhead per 50 rows, not per row.
+    const ledgerMany = this.statement(columns + Array(LEDGER_ROWS).fill(row).join(', '));
     await this.durable(() =>
       this.db
         .transaction(() => {
+          const rows: unknown[] = [];
           for (const o of options.outcomes) {
-            const { changes } = update.run(
+            const set = [
               o.status,
               o.attempts.length,
               o.reason,
               o.lastError === null ? null : storableText(o.lastError),
               o.forwardedAt?.getTime() ?? null,
               o.nextAttemptAt?.getTime() ?? null,
-              d.accountId,
-              d.id,
-              o.pixelId,
-              o.eventId,
-              options.owner,
-            );
+            ];
+            const { changes } =
+              o.ref !== undefined
+                ? update.run(...set, o.ref, d.id, o.eventId, options.owner)
+                : updateByKey.run(...set, d.accountId, d.id, o.pixelId, o.eventId, options.owner);
             // The lease was lost (another worker holds the job now): its outcome is theirs.
             if (changes === 0) continue;
             for (const a of o.attempts) {
-              ledger.run(
+              rows.push(
                 d.accountId,
                 d.id,
                 o.pixelId,
@@ -201,6 +224,10 @@ export class SqliteForwardingQueue implements ForwardingQueue {
               );
             }
           }
+          const many = LEDGER_ROWS * 8;
+          let at = 0;
+          for (; at + many <= rows.length; at += many) ledgerMany.run(rows.slice(at, at + many));
+          for (; at < rows.length; at += 8) ledger.run(rows.slice(at, at + 8));
           if (options.state) {
             this.runner.drive(
               destinations.setDestinationState(
