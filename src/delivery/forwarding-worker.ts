@@ -182,7 +182,7 @@ export class ForwardingWorker {
       // is suspended now.
       const { destination, jobs } = current.batch;
       const upcoming: Promise<Prepared | null> =
-        this.stopped || refused !== null || jobs.length < this.batchSize(destination.type)
+        this.loop.stopping || refused !== null || jobs.length < this.batchSize(destination.type)
           ? Promise.resolve(null)
           : this.prepareNext(destination.id);
       const d: Destination = current.batch.destination;

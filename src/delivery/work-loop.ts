@@ -40,6 +40,11 @@ export class WorkLoop {
 
   constructor(private readonly options: WorkLoopOptions) {}
 
+  /** Stopping or stopped: work in flight should not start more (a worker's next batch). */
+  get stopping(): boolean {
+    return this.stopped;
+  }
+
   start(): void {
     this.stopped = false;
     this.wake();
