@@ -472,7 +472,7 @@ for (const kind of await testStores()) {
       }
     });
 
-    it('GA4: params GA4 would refuse are dropped or truncated, and the record says which', async () => {
+    it('GA4: params GA4 would refuse are dropped or truncated, and the ledger says which', async () => {
       const pixel = await h.pixel(acme);
       await destination(pixel, 'ga4');
       await track(pixel, 'gaparams', 1, {
@@ -491,15 +491,19 @@ for (const kind of await testStores()) {
       assert.equal('shipping' in sent!.params, false);
       assert.equal('tags' in sent!.params, false);
       await waitUntil(async () => (await statusOf(pixel, 'gaparams-0', 'ga4')) === 'forwarded');
-      // Through the API, as a user reads it: the forwarded entry's reason lists the changes.
+      // Through the API, as a user reads it: the attempt that carried the event notes the
+      // changes; `reason` stays null, as contract §12 has it for anything but a skip.
       const record = await h.request(acme, {
         method: 'GET',
         url: `/v1/pixels/${pixel}/events/gaparams-0`,
       });
       const [entry] = record.json().forwarding;
       assert.equal(entry.status, 'forwarded');
-      assert.match(entry.reason, /dropped params: .*shipping \(object\).*tags \(array\)/);
-      assert.match(entry.reason, /truncated to 100 characters: comment/);
+      assert.equal(entry.reason, null);
+      assert.equal(entry.attempt_log.length, 1);
+      const [attempt] = entry.attempt_log;
+      assert.match(attempt.note, /dropped params: .*shipping \(object\).*tags \(array\)/);
+      assert.match(attempt.note, /truncated to 100 characters: comment/);
     });
 
     for (const platform of ['ga4', 'tiktok'] as const) {

@@ -272,7 +272,8 @@ export class ForwardingWorker {
     await Promise.all(Array.from({ length: Math.min(REQUESTS_AT_ONCE, waiting.length) }, lane));
     const skipped = new Map(built.skipped.map((s) => [s.eventId, s.reason]));
     // What the builder changed to fit the platform (GA4's dropped or truncated params): kept
-    // as the forwarded job's reason, so the record says what the platform did not receive.
+    // on the event's rows of the attempt ledger, so its record says what the platform did not
+    // receive (contract §12 keeps `reason` for skipped events).
     const notes = new Map(built.notes.map((n) => [n.eventId, n.note]));
     const at = this.options.clock.now();
     const outcomes: JobOutcome[] = [];
@@ -383,6 +384,7 @@ export class ForwardingWorker {
       statusCode: answer.kind === 'response' ? answer.status : null,
       durationMs,
       platformResponse: answer.kind === 'response' ? excerpt(answer.body) : answer.message,
+      note: null,
     };
     for (const id of request.eventIds) {
       const result = results.get(id) ?? { attempts: [], verdict };
@@ -415,7 +417,10 @@ export class ForwardingWorker {
       lastError: null,
       forwardedAt: null,
       nextAttemptAt: null,
-      attempts: result?.attempts ?? [],
+      attempts:
+        note === undefined
+          ? (result?.attempts ?? [])
+          : (result?.attempts ?? []).map((a) => ({ ...a, note })),
     };
     if (!forwardable) {
       // Erased or purged since the job was written: there is nothing left to send.
@@ -429,7 +434,7 @@ export class ForwardingWorker {
     const { verdict } = result;
     switch (verdict.kind) {
       case 'success':
-        return { ...base, status: 'forwarded', forwardedAt: at, reason: note ?? null };
+        return { ...base, status: 'forwarded', forwardedAt: at };
       case 'permanent':
         return { ...base, status: 'failed', lastError: verdict.message };
       case 'auth':

@@ -503,6 +503,11 @@ export interface ForwardAttempt {
   durationMs: number;
   /** The first 1 KB of the answer (or the network error). */
   platformResponse: string;
+  /**
+   * What the request left out of this event to fit the platform's rules (GA4's dropped or
+   * truncated params), or null: the ledger says what the platform never received.
+   */
+  note: string | null;
 }
 
 /** How one claimed job ended this round. */

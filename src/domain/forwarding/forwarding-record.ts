@@ -18,6 +18,10 @@ export const AttemptLogEntrySchema = Type.Object({
   platform_response: Type.String({
     description: "The first 1 KB of the platform's answer, or the network error.",
   }),
+  note: Type.Union([Type.String(), Type.Null()], {
+    description:
+      "What this request left out of the event to fit the platform's rules (GA4's dropped or truncated params), else null.",
+  }),
 });
 
 export const ForwardingEntrySchema = Type.Object({
@@ -37,8 +41,7 @@ export const ForwardingEntrySchema = Type.Object({
   ),
   attempts: Type.Integer({ description: 'Requests that carried the event.' }),
   reason: Type.Union([Type.String(), Type.Null()], {
-    description:
-      "Why it was skipped; for a forwarded event, what was left out to fit the platform's rules (GA4's dropped or truncated params), else null.",
+    description: 'Why it was skipped, else null.',
   }),
   last_error: nullableString,
   forwarded_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
@@ -69,6 +72,7 @@ export function forwardingRecord(entry: ForwardingEntry): ForwardingRecord {
       status_code: a.statusCode,
       duration_ms: Math.round(a.durationMs),
       platform_response: a.platformResponse,
+      note: a.note,
     }));
   }
   return record;

@@ -127,9 +127,9 @@ export class PostgresForwardingQueue implements ForwardingQueue {
       if (kept.length > 0) {
         await db.query(
           `INSERT INTO forward_attempts (account_id, destination_id, pixel_id, event_id,
-              attempted_at, status_code, duration_ms, platform_response)
+              attempted_at, status_code, duration_ms, platform_response, note)
            SELECT $1, $2, * FROM unnest($3::text[], $4::text[], $5::timestamptz[], $6::int[],
-             $7::int[], $8::text[])`,
+             $7::int[], $8::text[], $9::text[])`,
           [
             d.accountId,
             d.id,
@@ -139,6 +139,7 @@ export class PostgresForwardingQueue implements ForwardingQueue {
             kept.map(({ a }) => a.statusCode),
             kept.map(({ a }) => Math.round(a.durationMs)),
             kept.map(({ a }) => storableText(a.platformResponse)),
+            kept.map(({ a }) => a.note),
           ],
         );
       }

@@ -59,6 +59,7 @@ export function* eventForwarding(
             'status_code',
             'duration_ms',
             'platform_response',
+            'note',
           ])
           .where('pixel_id', '=', pixelId)
           .where('account_id', '=', accountId)
@@ -74,6 +75,7 @@ export function* eventForwarding(
           statusCode: a.status_code,
           durationMs: a.duration_ms ?? 0,
           platformResponse: a.platform_response ?? '',
+          note: a.note,
         });
         logs.set(key, list);
       }

@@ -211,4 +211,6 @@ export interface ForwardAttemptsTable {
   status_code: number | null;
   duration_ms: number | null;
   platform_response: string | null;
+  /** What was left out of the event to fit the platform's rules (GA4's params), or null. */
+  note: string | null;
 }

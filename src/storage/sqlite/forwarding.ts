@@ -15,8 +15,9 @@ import { SqliteRunner } from './runner.ts';
 import type { DurableCommit } from './wal-sync.ts';
 import type { outboxWriter } from './webhooks.ts';
 
-/** Ledger rows written by one INSERT (8 parameters each: 400, far under SQLite's limit). */
+/** Ledger rows written by one INSERT (9 parameters each: 450, far under SQLite's limit). */
 const LEDGER_ROWS = 50;
+const LEDGER_COLUMNS = 9;
 
 /** A pixel's enabled destinations, as the event insert needs them. */
 interface Target {
@@ -187,8 +188,8 @@ export class SqliteForwardingQueue implements ForwardingQueue {
           AND lease_owner = ?`,
     );
     const columns = `INSERT INTO forward_attempts (account_id, destination_id, pixel_id, event_id,
-        attempted_at, status_code, duration_ms, platform_response) VALUES `;
-    const row = '(?, ?, ?, ?, ?, ?, ?, ?)';
+        attempted_at, status_code, duration_ms, platform_response, note) VALUES `;
+    const row = '(?, ?, ?, ?, ?, ?, ?, ?, ?)';
     const ledger = this.statement(columns + row);
     // The ledger rows LEDGER_ROWS at a time: one statement's overhead per 50 rows, not per row.
     const ledgerMany = this.statement(columns + Array(LEDGER_ROWS).fill(row).join(', '));
@@ -221,13 +222,16 @@ export class SqliteForwardingQueue implements ForwardingQueue {
                 a.statusCode,
                 a.durationMs,
                 storableText(a.platformResponse),
+                a.note,
               );
             }
           }
-          const many = LEDGER_ROWS * 8;
+          const many = LEDGER_ROWS * LEDGER_COLUMNS;
           let at = 0;
           for (; at + many <= rows.length; at += many) ledgerMany.run(rows.slice(at, at + many));
-          for (; at < rows.length; at += 8) ledger.run(rows.slice(at, at + 8));
+          for (; at < rows.length; at += LEDGER_COLUMNS) {
+            ledger.run(rows.slice(at, at + LEDGER_COLUMNS));
+          }
           if (options.state) {
             this.runner.drive(
               destinations.setDestinationState(

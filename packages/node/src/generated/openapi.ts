@@ -930,7 +930,7 @@ export interface components {
                 status: "pending" | "forwarded" | "failed" | "skipped";
                 /** @description Requests that carried the event. */
                 attempts: number;
-                /** @description Why it was skipped; for a forwarded event, what was left out to fit the platform's rules (GA4's dropped or truncated params), else null. */
+                /** @description Why it was skipped, else null. */
                 reason: string | null;
                 last_error: string | null;
                 forwarded_at: string | null;
@@ -1576,7 +1576,7 @@ export interface components {
                 status: "pending" | "forwarded" | "failed" | "skipped";
                 /** @description Requests that carried the event. */
                 attempts: number;
-                /** @description Why it was skipped; for a forwarded event, what was left out to fit the platform's rules (GA4's dropped or truncated params), else null. */
+                /** @description Why it was skipped, else null. */
                 reason: string | null;
                 last_error: string | null;
                 forwarded_at: string | null;
@@ -1588,6 +1588,8 @@ export interface components {
                     duration_ms: number;
                     /** @description The first 1 KB of the platform's answer, or the network error. */
                     platform_response: string;
+                    /** @description What this request left out of the event to fit the platform's rules (GA4's dropped or truncated params), else null. */
+                    note: string | null;
                 }[];
             }[];
         };
