@@ -391,9 +391,19 @@ for (const kind of await testStores()) {
       const sizes = tiktok.requests
         .map((r) => (r.json as { data: Array<{ event_id: string }> }).data)
         .filter((data) => data.some((e) => e.event_id.startsWith('ttmany-')))
-        .map((data) => data.length)
-        .sort((a, b) => a - b);
-      assert.deepEqual(sizes, [500, 1000]);
+        .map((data) => data.length);
+      // How the 1,500 split depends on what each claim found due (seen once in CI on
+      // PostgreSQL: 737 + 763, not 1,000 + 500); what must hold is TikTok's limit: no request
+      // over 1,000, so at least two, and every event sent once.
+      assert.ok(sizes.length >= 2, `sizes ${sizes.join(', ')}`);
+      assert.ok(
+        sizes.every((n) => n <= 1000),
+        `sizes ${sizes.join(', ')}`,
+      );
+      assert.equal(
+        sizes.reduce((sum, n) => sum + n, 0),
+        1500,
+      );
       assert.equal(tiktok.duplicates, 0);
     });
 
