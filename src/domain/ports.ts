@@ -545,32 +545,38 @@ export interface DestinationBacklog {
   oldestCreatedAt: Date | null;
 }
 
+/** What a forwarding claim asks for (see ForwardingStore.claim). */
+export interface ForwardClaim {
+  now: Date;
+  take: (destination: Destination) => number;
+  busy: readonly string[];
+  leaseMs: number;
+  owner: string;
+  only?: string;
+}
+
+/** One batch's outcomes, settled in one transaction with the destination's state and messages. */
+export interface ForwardSettlement {
+  destination: Destination;
+  owner: string;
+  outcomes: JobOutcome[];
+  state: { state: Destination['state']; lastError: string | null } | null;
+  emit: WebhookEvent[];
+}
+
 export interface ForwardingStore {
   /**
    * Leases up to `take` due jobs of each active destination (enabled, not suspended) not in
    * `busy`, oldest due first; a lease is exclusive across workers until it ends. `only`:
    * that destination alone (still only if it is active), as it is stored now.
    */
-  claim(options: {
-    now: Date;
-    take: (destination: Destination) => number;
-    busy: readonly string[];
-    leaseMs: number;
-    owner: string;
-    only?: string;
-  }): Promise<ClaimedBatch[]>;
+  claim(options: ForwardClaim): Promise<ClaimedBatch[]>;
   /**
    * Records the outcomes, the ledger rows, the destination's new state and the webhook
    * messages they cause, in one transaction; outcomes of jobs whose lease `owner` lost are
    * dropped (another worker holds them now).
    */
-  settle(options: {
-    destination: Destination;
-    owner: string;
-    outcomes: JobOutcome[];
-    state: { state: Destination['state']; lastError: string | null } | null;
-    emit: WebhookEvent[];
-  }): Promise<void>;
+  settle(options: ForwardSettlement): Promise<void>;
   /** The earliest time a job of an active destination is due. */
   nextDueAt(): Promise<Date | null>;
   /** Each event's entries (`withLog`: with the attempt ledger), by event id. */

@@ -5,9 +5,7 @@
  * jobs of new events are written by the event insert's own statement (events.ts).
  */
 import type pg from 'pg';
-import type { Destination } from '../../domain/forwarding/model.ts';
-import type { WebhookEvent } from '../../domain/model.ts';
-import type { ClaimedBatch, JobOutcome } from '../../domain/ports.ts';
+import type { ClaimedBatch, ForwardClaim, ForwardSettlement } from '../../domain/ports.ts';
 import { storableText } from '../../domain/webhooks/response-excerpt.ts';
 import * as destinations from '../queries/destinations.ts';
 import type { ForwardingQueue } from '../sql/ports.ts';
@@ -22,14 +20,7 @@ export class PostgresForwardingQueue implements ForwardingQueue {
     this.runner = new PostgresRunner(pool);
   }
 
-  async claim(options: {
-    now: Date;
-    take: (destination: Destination) => number;
-    busy: readonly string[];
-    leaseMs: number;
-    owner: string;
-    only?: string;
-  }): Promise<ClaimedBatch[]> {
+  async claim(options: ForwardClaim): Promise<ClaimedBatch[]> {
     const { rows } = await this.pool.query<destinations.DestinationRow>(
       `SELECT * FROM destinations d WHERE enabled AND state <> 'suspended'
           AND NOT (id = ANY($1::text[])) AND ($3::text IS NULL OR id = $3)
@@ -77,13 +68,7 @@ export class PostgresForwardingQueue implements ForwardingQueue {
     return batches;
   }
 
-  async settle(options: {
-    destination: Destination;
-    owner: string;
-    outcomes: JobOutcome[];
-    state: { state: Destination['state']; lastError: string | null } | null;
-    emit: WebhookEvent[];
-  }): Promise<void> {
+  async settle(options: ForwardSettlement): Promise<void> {
     const d = options.destination;
     const o = options.outcomes;
     const ledger = o.flatMap((x) => x.attempts.map((a) => ({ x, a })));

@@ -5,8 +5,8 @@ import type { Statement } from 'better-sqlite3';
  * the worker's claims and settlements.
  */
 import type { Destination } from '../../domain/forwarding/model.ts';
-import type { TrackedEvent, WebhookEvent } from '../../domain/model.ts';
-import type { ClaimedBatch, JobOutcome } from '../../domain/ports.ts';
+import type { TrackedEvent } from '../../domain/model.ts';
+import type { ClaimedBatch, ForwardClaim, ForwardSettlement } from '../../domain/ports.ts';
 import { storableText } from '../../domain/webhooks/response-excerpt.ts';
 import * as destinations from '../queries/destinations.ts';
 import type { ForwardingQueue } from '../sql/ports.ts';
@@ -81,14 +81,7 @@ export class SqliteForwardingQueue implements ForwardingQueue {
     return prepared;
   }
 
-  async claim(options: {
-    now: Date;
-    take: (destination: Destination) => number;
-    busy: readonly string[];
-    leaseMs: number;
-    owner: string;
-    only?: string;
-  }): Promise<ClaimedBatch[]> {
+  async claim(options: ForwardClaim): Promise<ClaimedBatch[]> {
     const now = options.now.getTime();
     const leaseUntil = now + options.leaseMs;
     // A lost claim only makes the jobs claimable again, which is what a crash must do anyway:
@@ -164,13 +157,7 @@ export class SqliteForwardingQueue implements ForwardingQueue {
     return rows.map((r) => destinations.toDestination(this.runner.sql.codec, r));
   }
 
-  async settle(options: {
-    destination: Destination;
-    owner: string;
-    outcomes: JobOutcome[];
-    state: { state: Destination['state']; lastError: string | null } | null;
-    emit: WebhookEvent[];
-  }): Promise<void> {
+  async settle(options: ForwardSettlement): Promise<void> {
     const d = options.destination;
     // By the rowid the claim handed out (no seek of the four-column key), still only while
     // this worker holds the lease and only if it is still that job's row (a VACUUM may

@@ -117,7 +117,7 @@ ${
     <td>${formatTime(a.attempted_at)}</td>
     <td>${a.status_code === null ? 'no answer' : String(a.status_code)}</td>
     <td class="num">${a.duration_ms} ms</td>
-    <td><pre>${a.platform_response}</pre>${a.note ? html`<p class="note">Left out: ${a.note}</p>` : ''}</td>
+    <td>${a.platform_response === '' ? html`<span class="hint">(no body)</span>` : html`<pre>${a.platform_response}</pre>`}${a.note ? html`<p class="note">Left out: ${a.note}</p>` : ''}</td>
   </tr>`,
   )}
   </tbody>
