@@ -139,6 +139,19 @@ export interface EventStore {
   getEvent(accountId: string, pixelId: string, eventId: string): Promise<TrackedEvent | null>;
   /** Newest first: `timestamp` desc, then arrival desc. `total` counts every match. */
   listEvents(query: EventQuery): Promise<{ events: TrackedEvent[]; total: number }>;
+  /**
+   * Tells `listener`, once per durable commit of events, whether that commit wrote webhook
+   * messages or forwarding jobs, so each worker looks for work only when some was queued
+   * (announce.ts). Most accounts have no endpoint or destination: their commits wake nobody.
+   * An adapter without it wakes both workers on every stored event.
+   */
+  onQueued?(listener: (queued: QueuedWork) => void): void;
+}
+
+/** What one commit of events queued for the workers. */
+export interface QueuedWork {
+  webhookMessages: boolean;
+  forwardingJobs: boolean;
 }
 
 /** What a worker asks for when it claims due deliveries (WebhookStore.claimDue). */

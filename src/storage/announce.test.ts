@@ -14,6 +14,7 @@ for (const kind of await testStores()) {
     let raw: Store;
     let store: Store;
     let wakes = 0;
+    let forwarderWakes = 0;
     const stored: StoredCounts[] = [];
     before(async () => {
       raw = await kind.open();
@@ -22,6 +23,9 @@ for (const kind of await testStores()) {
         wakes += 1;
       });
       commits.onEventsStored((counts) => stored.push(counts));
+      commits.onForwardingQueued(() => {
+        forwarderWakes += 1;
+      });
       store = announceCommits(raw, commits);
     });
     after(() => raw.close());
@@ -31,6 +35,115 @@ for (const kind of await testStores()) {
       await work();
       return wakes - before;
     };
+    /** [webhook worker wake-ups, forwarding worker wake-ups] during `work`. */
+    const wokeBoth = async (work: () => Promise<unknown>) => {
+      const before = [wakes, forwarderWakes];
+      await work();
+      return [wakes - before[0]!, forwarderWakes - before[1]!];
+    };
+    const newAccount = async () => {
+      const accountId = newId('acct');
+      await store.accounts.createAccount(
+        {
+          id: accountId,
+          name: 'A',
+          plan: 'pro',
+          status: 'active',
+          customRequestsPerMinute: null,
+          customDailyLimit: null,
+          createdAt: T0,
+        },
+        null,
+      );
+      const pixelId = newId('px');
+      await store.pixels.createPixel(
+        {
+          id: pixelId,
+          accountId,
+          name: 'Shop',
+          domain: 'shop.example.com',
+          trackingDomain: 'shop.example.com',
+          status: 'active',
+          createdAt: T0,
+          updatedAt: T0,
+        },
+        null,
+        [],
+      );
+      return { accountId, pixelId };
+    };
+
+    it('wakes a worker only when the commit of events queued work for it', async () => {
+      const { accountId, pixelId } = await newAccount();
+      const tracked = (eventId: string): WebhookEvent => ({
+        accountId,
+        type: 'event.tracked',
+        occurredAt: T0,
+        data: { event_id: eventId },
+      });
+      const track = (eventId: string, eventName = 'Purchase') =>
+        store.events.insertEvent(bareEvent({ accountId, pixelId, eventId, eventName }), [
+          tracked(eventId),
+        ]);
+      // No endpoint, no destination: the event.tracked message has nobody to go to.
+      assert.deepEqual(await wokeBoth(() => track('q-1')), [0, 0]);
+
+      // A destination for Purchase only: its events queue a job, others nothing.
+      await store.destinations.createDestination(
+        {
+          id: newId('dst'),
+          accountId,
+          pixelId,
+          type: 'meta',
+          name: null,
+          config: { pixel_id: '123', access_token: 'EAAB' },
+          events: ['Purchase'],
+          enabled: true,
+          state: 'active',
+          lastError: null,
+          createdAt: T0,
+          updatedAt: T0,
+        },
+        10,
+      );
+      assert.deepEqual(await wokeBoth(() => track('q-2')), [0, 1]);
+      assert.deepEqual(await wokeBoth(() => track('q-3', 'PageView')), [0, 0]);
+      assert.deepEqual(await wokeBoth(() => track('q-2')), [0, 0], 'duplicate: nothing queued');
+
+      // An endpoint for event.tracked: now the message is written too.
+      await store.webhooks.createEndpoint(
+        {
+          id: newId('wh'),
+          accountId,
+          url: 'https://hooks.example.com/',
+          events: ['event.tracked'],
+          description: null,
+          enabled: true,
+          secret: 'whsec_x',
+          previousSecret: null,
+          previousSecretExpiresAt: null,
+          failingSince: null,
+          disabledReason: null,
+          createdAt: T0,
+          updatedAt: T0,
+        },
+        null,
+      );
+      assert.deepEqual(await wokeBoth(() => track('q-4')), [1, 1]);
+      assert.deepEqual(await wokeBoth(() => track('q-5', 'PageView')), [1, 0]);
+      // A batch is one commit: one wake-up each, however many events queued work.
+      assert.deepEqual(
+        await wokeBoth(() =>
+          store.events.insertEvents(
+            ['q-6', 'q-7', 'q-8'].map((eventId) => ({
+              event: bareEvent({ accountId, pixelId, eventId, eventName: 'Purchase' }),
+              emit: [tracked(eventId)],
+            })),
+          ),
+        ),
+        [1, 1],
+      );
+    });
 
     it('announces webhook messages and events after their commit, batches included', async () => {
       const accountId = newId('acct');

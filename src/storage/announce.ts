@@ -26,6 +26,14 @@ export function announceCommits(store: Store, notifier: CommitNotifier): Store {
   const outboxIf = (wrote: boolean) => {
     if (wrote) notifier.outboxWritten();
   };
+  // An adapter that says what each commit of events queued wakes a worker only when that
+  // commit gave it work: a look costs a query or two, once per commit, which on a busy ingest
+  // path with no endpoint or destination is all cost and no work.
+  const reportsQueued = events.onQueued !== undefined;
+  events.onQueued?.((queued) => {
+    if (queued.webhookMessages) notifier.outboxWritten();
+    if (queued.forwardingJobs) notifier.forwardingQueued();
+  });
   const counted = (outcomes: InsertOutcome[], emits: WebhookEvent[][]) => {
     let stored = 0;
     let deduplicated = 0;
@@ -38,9 +46,10 @@ export function announceCommits(store: Store, notifier: CommitNotifier): Store {
       }
     });
     notifier.eventsStored({ stored, deduplicated });
+    if (reportsQueued) return;
+    // Otherwise: whatever an event emitted may have been written, and any new event may have
+    // forwarding jobs.
     outboxIf(messages);
-    // The store does not say whether a new event got forwarding jobs (most pixels have no
-    // destination); the forwarding worker's look costs one indexed min() per destination.
     if (stored > 0) notifier.forwardingQueued();
   };
   return {

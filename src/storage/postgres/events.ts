@@ -1,6 +1,12 @@
 import type pg from 'pg';
 import type { TrackedEvent, WebhookEvent } from '../../domain/model.ts';
-import type { EventQuery, EventStore, InsertOutcome, NewEvent } from '../../domain/ports.ts';
+import type {
+  EventQuery,
+  EventStore,
+  InsertOutcome,
+  NewEvent,
+  QueuedWork,
+} from '../../domain/ports.ts';
 import { planTotal, totalSql } from '../event-totals.ts';
 import { GroupCommit } from '../group-commit.ts';
 import { matchColumns } from '../match-columns.ts';
@@ -51,7 +57,7 @@ async function insertMany(
   db: pg.PoolClient,
   batch: Pending[],
   channel: string,
-): Promise<Outcome[]> {
+): Promise<{ outcomes: Outcome[]; queued: QueuedWork }> {
   const seen = new Set<string>();
   const firsts = batch.filter((p) => {
     const k = key(p.event);
@@ -75,7 +81,12 @@ async function insertMany(
   // The same statement adds the rows it really inserted (RETURNING skips the duplicates) to
   // the all-time, daily and hourly counts: one multi-row upsert per table, in the batch's
   // transaction. Keys go in sorted there too, for the same reason.
-  const { rows } = await db.query<{ seq: string; pixel_id: string; event_id: string }>(
+  const { rows } = await db.query<{
+    seq: string;
+    pixel_id: string;
+    event_id: string;
+    jobs: boolean;
+  }>(
     `WITH arrived AS MATERIALIZED (
        SELECT nextval((SELECT pg_get_serial_sequence('events', 'seq'))::regclass) AS seq,
               e.account_id, e.pixel_id, e.event_id, e.event_name, e.value, e.currency,
@@ -137,6 +148,7 @@ async function insertMany(
         WHERE d.enabled AND (d.events IS NULL OR i.event_name = ANY (d.events))
         ORDER BY 1, 2, 3, 4
        ON CONFLICT DO NOTHING
+       RETURNING 1
      ), all_time AS (
        INSERT INTO event_totals (pixel_id, account_id, event_name, n)
        SELECT pixel_id, account_id, event_name, count(*) FROM inserted
@@ -167,7 +179,7 @@ async function insertMany(
            match_sum = event_counts.match_sum + excluded.match_sum,
            match_n = event_counts.match_n + excluded.match_n
      )
-     SELECT seq::text, pixel_id, event_id FROM inserted`,
+     SELECT seq::text, pixel_id, event_id, EXISTS (SELECT 1 FROM jobs) AS jobs FROM inserted`,
     [
       texts(e.map((x) => x.accountId)),
       texts(e.map((x) => x.pixelId)),
@@ -202,11 +214,14 @@ async function insertMany(
     (p): Outcome => (winners.has(p) && inserted.has(key(p.event)) ? 'inserted' : 'duplicate'),
   );
   // The outbox rows commit with the events that caused them; duplicates emit nothing.
-  await writeOutbox(
+  const messages = await writeOutbox(
     db,
     batch.flatMap((p, i) => (outcomes[i] === 'inserted' ? p.emit : [])),
   );
-  return outcomes;
+  return {
+    outcomes,
+    queued: { webhookMessages: messages > 0, forwardingJobs: rows[0]?.jobs === true },
+  };
 }
 
 /** Longest NOTIFY payload sent (PostgreSQL refuses 8,000 bytes and more). */
@@ -253,16 +268,27 @@ async function announceInserted(
 export class PostgresEventStore implements EventStore {
   private readonly batches: GroupCommit<NewEvent, Outcome>;
   private readonly runner: PostgresRunner;
+  private readonly queuedListeners: Array<(queued: QueuedWork) => void> = [];
 
   constructor(
     private readonly pool: pg.Pool,
     channel: string,
   ) {
     this.runner = new PostgresRunner(pool);
-    this.batches = new GroupCommit(
-      (batch) => inTransaction(this.pool, (db) => insertMany(db, batch, channel)),
-      MAX_BATCH,
-    );
+    this.batches = new GroupCommit(async (batch) => {
+      const { outcomes, queued } = await inTransaction(this.pool, (db) =>
+        insertMany(db, batch, channel),
+      );
+      // After the commit, as announce.ts's other notices.
+      if (queued.webhookMessages || queued.forwardingJobs) {
+        for (const listener of this.queuedListeners) listener(queued);
+      }
+      return outcomes;
+    }, MAX_BATCH);
+  }
+
+  onQueued(listener: (queued: QueuedWork) => void): void {
+    this.queuedListeners.push(listener);
   }
 
   insertEvent(event: TrackedEvent, emit: WebhookEvent[]): Promise<Outcome> {

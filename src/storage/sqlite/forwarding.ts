@@ -41,7 +41,8 @@ export function forwardJobWriter(db: SqliteDatabase) {
        created_at, next_attempt_at)
      VALUES (?, ?, ?, ?, 'pending', 0, ?, ?) ON CONFLICT DO NOTHING`,
   );
-  return (event: TrackedEvent, memo: Map<string, Target[]>): void => {
+  /** Returns how many jobs it queued for the event. */
+  return (event: TrackedEvent, memo: Map<string, Target[]>): number => {
     const key = `${event.accountId}\u0000${event.pixelId}`;
     let list = memo.get(key);
     if (!list) {
@@ -51,12 +52,14 @@ export function forwardJobWriter(db: SqliteDatabase) {
       }));
       memo.set(key, list);
     }
-    if (list.length === 0) return;
+    if (list.length === 0) return 0;
     const at = event.receivedAt.getTime();
+    let queued = 0;
     for (const target of list) {
       if (target.events !== null && !target.events.has(event.eventName)) continue;
-      job.run(event.accountId, target.id, event.pixelId, event.eventId, at, at);
+      queued += job.run(event.accountId, target.id, event.pixelId, event.eventId, at, at).changes;
     }
+    return queued;
   };
 }
 

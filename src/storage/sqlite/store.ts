@@ -12,6 +12,7 @@ import type {
   MatchKeyStore,
   NewEvent,
   PixelStore,
+  QueuedWork,
   SessionStore,
   StatsStore,
   Store,
@@ -86,10 +87,11 @@ class SqliteEventStore implements EventStore {
   private readonly countHour;
   private readonly batches: GroupCommit<NewEvent, InsertOutcome>;
   private readonly runner: SqliteRunner;
+  private readonly queuedListeners: Array<(queued: QueuedWork) => void> = [];
 
   constructor(
     private readonly db: SqliteDatabase,
-    private readonly outbox: (events: WebhookEvent[], targets?: Map<string, string[]>) => void,
+    private readonly outbox: (events: WebhookEvent[], targets?: Map<string, string[]>) => number,
     durable: DurableCommit,
     onCommitted: OnEventsCommitted,
     private readonly forwardJobs: ReturnType<typeof forwardJobWriter>,
@@ -133,8 +135,9 @@ class SqliteEventStore implements EventStore {
       const targets = new Map<string, string[]>();
       const destinations = new Map();
       const inserted: { pixelId: string; seq: number }[] = [];
+      const queued: QueuedWork = { webhookMessages: false, forwardingJobs: false };
       const outcomes = items.map(({ event, emit }) =>
-        this.insertOne(event, emit, counts, targets, inserted, destinations),
+        this.insertOne(event, emit, counts, targets, inserted, destinations, queued),
       );
       // Same transaction as the rows, so the counts can never disagree with the table; added
       // once per (pixel, name, hour) of the batch rather than once per event.
@@ -143,13 +146,16 @@ class SqliteEventStore implements EventStore {
         this.countDay.run(c);
         this.countHour.run(c);
       }
-      return { outcomes, inserted };
+      return { outcomes, inserted, queued };
     });
     // Answered once the batch's frames are on disk, flushed off the event loop (wal-sync.ts);
     // the live tail hears of the new events only then, so it never shows an unflushed event.
     this.batches = new GroupCommit(async (items) => {
-      const { outcomes, inserted } = await durable(() => insertAll.immediate(items));
+      const { outcomes, inserted, queued } = await durable(() => insertAll.immediate(items));
       if (inserted.length > 0) onCommitted(inserted);
+      if (queued.webhookMessages || queued.forwardingJobs) {
+        for (const listener of this.queuedListeners) listener(queued);
+      }
       return outcomes;
     }, MAX_BATCH);
   }
@@ -162,6 +168,7 @@ class SqliteEventStore implements EventStore {
     targets: Map<string, string[]>,
     inserted: { pixelId: string; seq: number }[],
     destinations: Parameters<ReturnType<typeof forwardJobWriter>>[1],
+    queued: QueuedWork,
   ): InsertOutcome {
     const match = matchColumns(event);
     // Positional parameters: binding by name from a spread object cost ~2 µs more per event.
@@ -214,14 +221,18 @@ class SqliteEventStore implements EventStore {
       });
     }
     inserted.push({ pixelId: event.pixelId, seq: Number(lastInsertRowid) });
-    this.outbox(emit, targets);
+    if (this.outbox(emit, targets) > 0) queued.webhookMessages = true;
     // The forwarding jobs commit with the event (contract §12: nothing is lost).
-    this.forwardJobs(event, destinations);
+    if (this.forwardJobs(event, destinations) > 0) queued.forwardingJobs = true;
     return 'inserted';
   }
 
   insertEvent(event: TrackedEvent, emit: WebhookEvent[]): Promise<InsertOutcome> {
     return this.batches.one({ event, emit });
+  }
+
+  onQueued(listener: (queued: QueuedWork) => void): void {
+    this.queuedListeners.push(listener);
   }
 
   insertEvents(events: NewEvent[]): Promise<PromiseSettledResult<InsertOutcome>[]> {

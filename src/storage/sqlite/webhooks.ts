@@ -43,7 +43,7 @@ export function outboxWriter(db: SqliteDatabase): {
    * one transaction: they cannot change while it holds the write lock, and a batch of events
    * for one account then costs one lookup.
    */
-  write(events: WebhookEvent[], targets?: Map<string, string[]>): void;
+  write(events: WebhookEvent[], targets?: Map<string, string[]>): number;
   writeFor(endpointId: string, event: WebhookEvent): string;
 } {
   const endpoints = db.prepare<[string, string], { id: string }>(
@@ -69,6 +69,7 @@ export function outboxWriter(db: SqliteDatabase): {
   };
   return {
     write(events, memo) {
+      let written = 0;
       for (const event of events) {
         const key = `${event.accountId}\u0000${event.type}`;
         let targets = memo?.get(key);
@@ -76,8 +77,12 @@ export function outboxWriter(db: SqliteDatabase): {
           targets = endpoints.all(event.accountId, event.type).map((t) => t.id);
           memo?.set(key, targets);
         }
-        if (targets.length > 0) writeMessage(event, targets);
+        if (targets.length > 0) {
+          writeMessage(event, targets);
+          written += 1;
+        }
       }
+      return written;
     },
     writeFor: (endpointId, event) => writeMessage(event, [endpointId]),
   };
