@@ -2,7 +2,7 @@
 // server, plus committing each event (or each batch, {events: [...]}) to the service's own
 // events table (its first migration's, in a fresh schema at DATABASE_URL) before answering.
 // One multi-row INSERT … SELECT FROM unnest per request, in its own transaction, on a pool of
-// 10 connections like the service's. No authentication, rate limits, validation, hashing,
+// 10 connections like the service's (GROUP=1: per turn of the event loop, below). No authentication, rate limits, validation, hashing,
 // counts or outbox: what it reaches is a ceiling for the service on this machine.
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
@@ -49,14 +49,47 @@ async function commit(events) {
   ]);
 }
 
+/**
+ * GROUP=1 (the single-event track bench): requests that arrive in one turn of the event loop
+ * share one INSERT and one transaction, one at a time, as the service's group commit does
+ * (src/storage/group-commit.ts); each is answered once that transaction has committed.
+ * Batch requests ({events: [...]}) always commit on their own, as above.
+ */
+const GROUP = process.env.GROUP === '1';
+let queue = [];
+let running = false;
+async function drain() {
+  while (queue.length > 0) {
+    const batch = queue;
+    queue = [];
+    try {
+      await commit(batch.map((item) => item.event));
+      for (const item of batch) answerTracked(item.res, item.event);
+    } catch (error) {
+      for (const item of batch) failed(item.res, error);
+    }
+  }
+  running = false;
+}
+
+function failed(res, error) {
+  res.writeHead(500, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ error: 'Internal error', message: error.message }));
+}
+
 serveJson(
   (event, res) => {
+    if (GROUP && !Array.isArray(event.events)) {
+      queue.push({ event, res });
+      if (!running) {
+        running = true;
+        setImmediate(() => void drain());
+      }
+      return;
+    }
     commit(event.events ?? [event]).then(
       () => answerTracked(res, event),
-      (error) => {
-        res.writeHead(500, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ error: 'Internal error', message: error.message }));
-      },
+      (error) => failed(res, error),
     );
   },
   async () => {

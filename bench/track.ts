@@ -4,7 +4,10 @@
  * wrk cannot be had) in the same run. Prints req/s, p50/p99 latency, peak RSS and the ratio
  * service ÷ baseline for each mode. A second bare server that also commits each event to SQLite
  * (commit-baseline-server.mjs) shows what durable storage alone costs on the machine: the
- * ceiling for any service that answers only after its commit. The modes:
+ * ceiling for any service that answers only after its commit; with a PostgreSQL mode, its
+ * PostgreSQL twin (commit-baseline-postgres-server.mjs, GROUP=1: the events of one loop turn in
+ * one INSERT and transaction, one at a time, as the service groups them) is measured too. The
+ * modes:
  *
  *   sqlite          one process, SQLite file (the default install)
  *   postgres        one process, PostgreSQL (rate limits in process)
@@ -94,6 +97,9 @@ if (modes.includes('postgres-redis-filled') && !values['filled-schema']) {
 const pinned = choosePinning(values);
 const BASELINE = fileURLToPath(new URL('./baseline-server.mjs', import.meta.url));
 const COMMIT_BASELINE = fileURLToPath(new URL('./commit-baseline-server.mjs', import.meta.url));
+const PG_COMMIT_BASELINE = fileURLToPath(
+  new URL('./commit-baseline-postgres-server.mjs', import.meta.url),
+);
 const REDIS_URL = process.env['BENCH_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 const PG_URL = process.env['BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -163,8 +169,12 @@ async function checkStored(service: BenchService, answered: number, runs: number
 }
 
 /** A bare node:http server (`file`), started for `use` and stopped after. */
-async function withBare<T>(file: string, use: (server: Loadable) => Promise<T>): Promise<T> {
-  const running = await startProcess(process.execPath, [file], {}, /listening on (\S+)/);
+async function withBare<T>(
+  file: string,
+  use: (server: Loadable) => Promise<T>,
+  env: Record<string, string> = {},
+): Promise<T> {
+  const running = await startProcess(process.execPath, [file], env, /listening on (\S+)/);
   try {
     const target = {
       url: `${running.url}/v1/track`,
@@ -272,6 +282,24 @@ async function main() {
       rows.push(
         row('node:http + SQLite commit only', floor.runs, floor.ratios, floor.cpuRatios, floor.rss),
       );
+      // The same for PostgreSQL, when a PostgreSQL mode runs: the events grouped per loop turn
+      // into one INSERT and one transaction at a time, as the service's group commit does.
+      if (modes.some((m) => m.startsWith('postgres') || m === 'cluster')) {
+        const pgFloor = await withBare(
+          PG_COMMIT_BASELINE,
+          async (server) => ({ ...(await rounds(server)), rss: server.rss() }),
+          { DATABASE_URL: PG_URL, GROUP: '1' },
+        );
+        rows.push(
+          row(
+            'node:http + PostgreSQL commit only',
+            pgFloor.runs,
+            pgFloor.ratios,
+            pgFloor.cpuRatios,
+            pgFloor.rss,
+          ),
+        );
+      }
       let invalid = false;
       for (const mode of modes) {
         const measured = await withMode(mode, dir, async (server, service) => {
