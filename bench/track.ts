@@ -10,6 +10,9 @@
  *   postgres        one process, PostgreSQL (rate limits in process)
  *   postgres-redis  one process, PostgreSQL + Redis
  *   cluster         two processes on PostgreSQL + Redis, each loaded with half the connections
+ *   sqlite-raw-http an experiment (issue 21), not the product: bench/raw-track-server.mjs, the
+ *                   same start-up, store and route code on SQLite with POST /v1/track answered
+ *                   by bare node:http instead of Fastify (every other route still Fastify's)
  *
  * The load comes from one enterprise account with custom limits nothing reaches (contract §2),
  * so the limiter still runs on every request; each request carries a new event_id (checked:
@@ -62,7 +65,12 @@ import {
 } from './lib.ts';
 
 const DEFAULT_MODES = ['sqlite', 'postgres', 'postgres-redis', 'cluster'] as const;
-const MODES = [...DEFAULT_MODES, 'sqlite-filled', 'postgres-redis-filled'] as const;
+const MODES = [
+  ...DEFAULT_MODES,
+  'sqlite-filled',
+  'postgres-redis-filled',
+  'sqlite-raw-http',
+] as const;
 type Mode = (typeof MODES)[number];
 
 const { values } = parseArgs({
@@ -94,6 +102,7 @@ if (modes.includes('postgres-redis-filled') && !values['filled-schema']) {
 const pinned = choosePinning(values);
 const BASELINE = fileURLToPath(new URL('./baseline-server.mjs', import.meta.url));
 const COMMIT_BASELINE = fileURLToPath(new URL('./commit-baseline-server.mjs', import.meta.url));
+const RAW_TRACK = fileURLToPath(new URL('./raw-track-server.mjs', import.meta.url));
 const REDIS_URL = process.env['BENCH_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 const PG_URL = process.env['BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -186,8 +195,13 @@ async function withMode<T>(
 ): Promise<T> {
   // Rate-limit keys are per account, and every run makes a new account: no clash in Redis.
   const redisEnv = { REDIS_URL };
-  const start = async (databaseUrl: string, env: Record<string, string>, instances = 1) => {
-    const service = await startBenchService(databaseUrl, env, instances);
+  const start = async (
+    databaseUrl: string,
+    env: Record<string, string>,
+    instances = 1,
+    entry?: string[],
+  ) => {
+    const service = await startBenchService(databaseUrl, env, instances, [], entry);
     try {
       const pids = service.instances.map((i) => i.child.pid!);
       return await use(await loadable(pids, serviceTargets(service)), service);
@@ -204,6 +218,8 @@ async function withMode<T>(
       return withSchema((url) => start(url, redisEnv));
     case 'cluster':
       return withSchema((url) => start(url, redisEnv, 2));
+    case 'sqlite-raw-http':
+      return start(`sqlite:${join(dir, 'bench-raw.db')}`, {}, 1, [RAW_TRACK]);
     case 'sqlite-filled':
       return start(`sqlite:${values['filled-sqlite']!}`, {});
     case 'postgres-redis-filled': {
@@ -221,6 +237,7 @@ const LABELS: Record<Mode, string> = {
   cluster: 'trackway, PostgreSQL + Redis, 2 processes',
   'sqlite-filled': 'trackway, SQLite, 1 process, filled database',
   'postgres-redis-filled': 'trackway, PostgreSQL + Redis, 1 process, filled database',
+  'sqlite-raw-http': "node:http + Trackway's domain and SQLite store (no Fastify)",
 };
 
 /** One table row from a server's rounds: medians, and the median of its per-round ratios. */
