@@ -51,6 +51,7 @@ import { createRateLimiter, startWorker } from '../dist/main.js';
 import { openStore } from '../dist/storage/index.js';
 
 const ROUTE = '/v1/track';
+const SLOW_REQUEST_MS = 1_000;
 
 const config = loadConfig();
 const logger = createLogger(config.logLevel);
@@ -114,10 +115,12 @@ function respond(res, status, headers, json, started) {
   headers['content-length'] = Buffer.byteLength(json);
   res.writeHead(status, headers);
   res.end(json);
-  metrics.httpRequests.observe(
-    { method: 'POST', route: ROUTE, status: String(status) },
-    (performance.now() - started) / 1000,
-  );
+  const ms = performance.now() - started;
+  metrics.httpRequests.observe({ method: 'POST', route: ROUTE, status: String(status) }, ms / 1000);
+  // app.ts's onResponse hook: slow requests are logged, nothing else is.
+  if (ms > SLOW_REQUEST_MS) {
+    logger.warn({ method: 'POST', route: ROUTE, status, ms: Math.round(ms) }, 'slow request');
+  }
 }
 
 function fail(res, headers, error, started, account) {
