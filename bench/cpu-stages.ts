@@ -94,6 +94,11 @@ const RULES: Rule[] = [
   ['logs and metrics', (_, p) => inSrc(p, 'logger.ts', 'http/lazy-logger.ts', 'http/metrics.ts')],
   ['delivery worker', (_, p) => inSrc(p, 'delivery/', 'domain/webhooks/')],
   ['HTTP parse and route', (_, p) => inSrc(p, 'http/')],
+  // The issue 21 experiment (bench/raw-track-server.mjs): its own few functions.
+  ['response', (f, p) => p.endsWith('/bench/raw-track-server.mjs') && named(f, 'respond', 'fail')],
+  ['body parse', (f, p) => p.endsWith('/bench/raw-track-server.mjs') && named(f, 'readBody')],
+  ['rate limit', (f, p) => p.endsWith('/bench/raw-track-server.mjs') && named(f, 'headers')],
+  ['HTTP parse and route', (_, p) => p.endsWith('/bench/raw-track-server.mjs')],
   // Libraries.
   ['storage call', (_, p) => inModule(p, 'better-sqlite3', 'pg', 'pg-protocol', 'pg-pool')],
   ['rate limit', (_, p) => inModule(p, 'ioredis', 'redis-parser')],

@@ -464,6 +464,11 @@ export async function startBenchService(
   instances = 1,
   /** Extra node flags for the servers, e.g. --cpu-prof to profile one. */
   nodeArgs: string[] = [],
+  /**
+   * What the servers run, after node and its flags: `trackway serve` unless told otherwise
+   * (bench/raw-track-server.mjs, which prints the same "listening" line).
+   */
+  entry: string[] = [BIN, 'serve'],
 ): Promise<BenchService> {
   const base = { DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', ...env };
   // Made before the server starts, so the SQLite first-run account is never created.
@@ -490,7 +495,7 @@ export async function startBenchService(
     running.push(
       await startProcess(
         process.execPath,
-        [...nodeArgs, BIN, 'serve'],
+        [...nodeArgs, ...entry],
         { ...base, PORT: '0' },
         /Trackway is listening on (\S+)/,
       ),

@@ -7,6 +7,11 @@
  * the .cpuprofile there too (open it in Chrome DevTools or speedscope to look deeper).
  *
  *   npm run bench:profile -- [--seconds 10] [--connections 100] [--pin | --no-pin] [--note TEXT]
+ *                            [--raw-http]
+ *
+ * --raw-http profiles bench/raw-track-server.mjs instead (the issue 21 experiment: the same
+ * product code with POST /v1/track answered by bare node:http, no Fastify) and saves to
+ * bench/results/profile-raw-http.json.
  *
  * The profiler itself costs CPU (sampling every --cpu-prof-interval µs, here 250): compare the
  * stages with each other and with /proc's CPU per request printed beside them, not with an
@@ -15,6 +20,7 @@
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { type CpuProfile, STAGES, stageTable } from './cpu-stages.ts';
 import {
@@ -34,6 +40,7 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '10' },
     connections: { type: 'string', default: '100' },
     note: { type: 'string' },
+    'raw-http': { type: 'boolean' },
     ...PIN_OPTIONS,
   },
 });
@@ -44,13 +51,15 @@ const pinned = choosePinning(values);
 const dir = mkdtempSync(join(tmpdir(), 'trackway-profile-'));
 const nowUs = () => Number(process.hrtime.bigint() / 1000n);
 try {
-  const service = await startBenchService(`sqlite:${join(dir, 'bench.db')}`, {}, 1, [
-    '--cpu-prof',
-    '--cpu-prof-interval',
-    '250',
-    '--cpu-prof-dir',
-    dir,
-  ]);
+  const service = await startBenchService(
+    `sqlite:${join(dir, 'bench.db')}`,
+    {},
+    1,
+    ['--cpu-prof', '--cpu-prof-interval', '250', '--cpu-prof-dir', dir],
+    values['raw-http']
+      ? [fileURLToPath(new URL('./raw-track-server.mjs', import.meta.url))]
+      : undefined,
+  );
   const pid = service.running.child.pid!;
   const target = {
     url: `${service.running.url}/v1/track`,
@@ -90,7 +99,7 @@ try {
     share: '',
   });
   console.log(
-    `\nPOST /v1/track, SQLite, ${connections} connections, ${seconds} s under --cpu-prof: ` +
+    `\nPOST /v1/track, SQLite${values['raw-http'] ? ', bare node:http (no Fastify)' : ''}, ${connections} connections, ${seconds} s under --cpu-prof: ` +
       `${measured.result.requestsPerSecond} req/s, ${requests} requests, peak RSS ${rss} MB; ` +
       `${pinned ? 'server pinned to core 1, load to core 0' : 'not pinned'}\n`,
   );
@@ -107,7 +116,7 @@ try {
       console.log(`  ${f.us.toFixed(2).padStart(6)}  ${f.frame}`);
     }
   }
-  const saved = saveResult('profile', {
+  const saved = saveResult(values['raw-http'] ? 'profile-raw-http' : 'profile', {
     seconds,
     connections,
     pinned,

@@ -13,6 +13,9 @@
  *   postgres        one process, PostgreSQL (rate limits in process)
  *   postgres-redis  one process, PostgreSQL + Redis
  *   cluster         two processes on PostgreSQL + Redis, each loaded with half the connections
+ *   sqlite-raw-http an experiment (issue 21), not the product: bench/raw-track-server.mjs, the
+ *                   same start-up, store and route code on SQLite with POST /v1/track answered
+ *                   by bare node:http instead of Fastify (every other route still Fastify's)
  *
  * The load comes from one enterprise account with custom limits nothing reaches (contract §2),
  * so the limiter still runs on every request; each request carries a new event_id (checked:
@@ -31,7 +34,12 @@
  *
  *   npm run bench -- [--modes sqlite,postgres,postgres-redis,cluster] [--seconds 5]
  *                    [--rounds 3] [--connections 100] [--pin | --no-pin] [--out track]
- *                    [--filled-sqlite FILE] [--filled-schema NAME] [--note TEXT]
+ *                    [--filled-sqlite FILE] [--filled-schema NAME] [--note TEXT] [--interleave]
+ *
+ * --interleave starts every mode's server at once (idle ones cost next to nothing) and loads
+ * them one after the other in every round (baseline, mode 1, mode 2 …) instead of mode after
+ * mode: two designs compared on a shared machine drift together. It also prints each mode's
+ * CPU per request minus the first mode's, round by round.
  *
  * --filled-sqlite / --filled-schema add the modes sqlite-filled / postgres-redis-filled: the
  * same service on an existing, already filled database (bench/growth.ts makes one), so a run
@@ -65,7 +73,12 @@ import {
 } from './lib.ts';
 
 const DEFAULT_MODES = ['sqlite', 'postgres', 'postgres-redis', 'cluster'] as const;
-const MODES = [...DEFAULT_MODES, 'sqlite-filled', 'postgres-redis-filled'] as const;
+const MODES = [
+  ...DEFAULT_MODES,
+  'sqlite-filled',
+  'postgres-redis-filled',
+  'sqlite-raw-http',
+] as const;
 type Mode = (typeof MODES)[number];
 
 const { values } = parseArgs({
@@ -78,6 +91,7 @@ const { values } = parseArgs({
     'filled-sqlite': { type: 'string' },
     'filled-schema': { type: 'string' },
     note: { type: 'string' },
+    interleave: { type: 'boolean' },
     ...PIN_OPTIONS,
   },
 });
@@ -100,6 +114,7 @@ const COMMIT_BASELINE = fileURLToPath(new URL('./commit-baseline-server.mjs', im
 const PG_COMMIT_BASELINE = fileURLToPath(
   new URL('./commit-baseline-postgres-server.mjs', import.meta.url),
 );
+const RAW_TRACK = fileURLToPath(new URL('./raw-track-server.mjs', import.meta.url));
 const REDIS_URL = process.env['BENCH_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 const PG_URL = process.env['BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -188,6 +203,25 @@ async function withBare<T>(
   }
 }
 
+interface Opened {
+  mode: Mode;
+  server: Loadable;
+  service: BenchService;
+}
+
+/** Every mode of `list` started at once (each warmed up), for `use`, and stopped after. */
+function withModes<T>(
+  list: Mode[],
+  dir: string,
+  use: (opened: Opened[]) => Promise<T>,
+): Promise<T> {
+  const [mode, ...rest] = list;
+  if (mode === undefined) return use([]);
+  return withMode(mode, dir, (server, service) =>
+    withModes(rest, dir, (others) => use([{ mode, server, service }, ...others])),
+  );
+}
+
 /** The service in `mode`, started for `use` and stopped after. */
 async function withMode<T>(
   mode: Mode,
@@ -196,8 +230,13 @@ async function withMode<T>(
 ): Promise<T> {
   // Rate-limit keys are per account, and every run makes a new account: no clash in Redis.
   const redisEnv = { REDIS_URL };
-  const start = async (databaseUrl: string, env: Record<string, string>, instances = 1) => {
-    const service = await startBenchService(databaseUrl, env, instances);
+  const start = async (
+    databaseUrl: string,
+    env: Record<string, string>,
+    instances = 1,
+    entry?: string[],
+  ) => {
+    const service = await startBenchService(databaseUrl, env, instances, [], entry);
     try {
       const pids = service.instances.map((i) => i.child.pid!);
       return await use(await loadable(pids, serviceTargets(service)), service);
@@ -214,6 +253,8 @@ async function withMode<T>(
       return withSchema((url) => start(url, redisEnv));
     case 'cluster':
       return withSchema((url) => start(url, redisEnv, 2));
+    case 'sqlite-raw-http':
+      return start(`sqlite:${join(dir, 'bench-raw.db')}`, {}, 1, [RAW_TRACK]);
     case 'sqlite-filled':
       return start(`sqlite:${values['filled-sqlite']!}`, {});
     case 'postgres-redis-filled': {
@@ -231,6 +272,7 @@ const LABELS: Record<Mode, string> = {
   cluster: 'trackway, PostgreSQL + Redis, 2 processes',
   'sqlite-filled': 'trackway, SQLite, 1 process, filled database',
   'postgres-redis-filled': 'trackway, PostgreSQL + Redis, 1 process, filled database',
+  'sqlite-raw-http': "node:http + Trackway's domain and SQLite store (no Fastify)",
 };
 
 /** One table row from a server's rounds: medians, and the median of its per-round ratios. */
@@ -259,24 +301,29 @@ async function main() {
        * would skew every ratio after it. Each round loads the baseline and then `server`, and
        * a round's ratio compares the two; the row reports the median over the rounds.
        */
-      const rounds = async (server: Loadable) => {
-        const runs: Run[] = [];
-        const ratios: number[] = [];
-        const cpuRatios: number[] = [];
+      const rounds = async (servers: Loadable[]) => {
+        const measured = servers.map(() => ({
+          runs: [] as Run[],
+          ratios: [] as number[],
+          cpuRatios: [] as number[],
+        }));
         for (let round = 0; round < roundCount; round++) {
           const base = await baseline.run();
-          const own = await server.run();
           baseRuns.push(base);
-          runs.push(own);
-          ratios.push(own.result.requestsPerSecond / base.result.requestsPerSecond);
-          cpuRatios.push(own.cpuPerRequest / base.cpuPerRequest);
+          for (const [i, server] of servers.entries()) {
+            const own = await server.run();
+            const m = measured[i]!;
+            m.runs.push(own);
+            m.ratios.push(own.result.requestsPerSecond / base.result.requestsPerSecond);
+            m.cpuRatios.push(own.cpuPerRequest / base.cpuPerRequest);
+          }
         }
-        return { runs, ratios, cpuRatios };
+        return measured;
       };
       const rows: Row[] = [];
       // The bare server plus a durable SQLite commit per event, and nothing else: a ceiling.
       const floor = await withBare(COMMIT_BASELINE, async (server) => ({
-        ...(await rounds(server)),
+        ...(await rounds([server]))[0]!,
         rss: server.rss(),
       }));
       rows.push(
@@ -287,7 +334,7 @@ async function main() {
       if (modes.some((m) => m.startsWith('postgres') || m === 'cluster')) {
         const pgFloor = await withBare(
           PG_COMMIT_BASELINE,
-          async (server) => ({ ...(await rounds(server)), rss: server.rss() }),
+          async (server) => ({ ...(await rounds([server]))[0]!, rss: server.rss() }),
           { DATABASE_URL: PG_URL, GROUP: '1' },
         );
         rows.push(
@@ -300,24 +347,21 @@ async function main() {
           ),
         );
       }
-      let invalid = false;
-      for (const mode of modes) {
-        const measured = await withMode(mode, dir, async (server, service) => {
-          const result = await rounds(server);
+      const modeRuns: Run[][] = [];
+      const measure = async (opened: Opened[]) => {
+        const measured = await rounds(opened.map((o) => o.server));
+        for (const [i, { mode, server, service }] of opened.entries()) {
           await checkStored(service, server.answered, roundCount + 1);
-          return { ...result, rss: server.rss() };
-        });
-        const modeRow = row(
-          LABELS[mode],
-          measured.runs,
-          measured.ratios,
-          measured.cpuRatios,
-          measured.rss,
-        );
-        rows.push(modeRow);
-        if (modeRow['non-2xx'] > 0) invalid = true;
-        console.error(`${mode}: ${modeRow['req/s']} req/s, ratio ${modeRow.ratio}`);
-      }
+          const m = measured[i]!;
+          const modeRow = row(LABELS[mode], m.runs, m.ratios, m.cpuRatios, server.rss());
+          rows.push(modeRow);
+          modeRuns.push(m.runs);
+          console.error(`${mode}: ${modeRow['req/s']} req/s, ratio ${modeRow.ratio}`);
+        }
+      };
+      if (values.interleave) await withModes(modes, dir, measure);
+      else for (const mode of modes) await withModes([mode], dir, measure);
+      const invalid = rows.some((r) => r['non-2xx'] > 0);
       const baseRow = row(
         'bare node:http (baseline)',
         baseRuns,
@@ -332,6 +376,20 @@ async function main() {
           `${pinned ? 'servers pinned to core 1, load to core 0' : 'not pinned'}\n`,
       );
       console.log(table(rows as unknown as Array<Record<string, string | number>>));
+      if (values.interleave && modes.length > 1) {
+        // Each round loaded every mode one after the other: the difference within a round is
+        // the one the machine's drift touches least.
+        console.log(`\nCPU µs/request against ${modes[0]}, round by round (interleaved):`);
+        for (const [i, mode] of modes.entries()) {
+          if (i === 0) continue;
+          const diffs = modeRuns[i]!.map(
+            (run, r) => run.cpuPerRequest - modeRuns[0]![r]!.cpuPerRequest,
+          );
+          console.log(
+            `  ${mode}: ${diffs.map((d) => d.toFixed(1)).join(', ')} (median ${median(diffs).toFixed(1)})`,
+          );
+        }
+      }
       const single = rows.find((r) => r.server === LABELS['postgres-redis']);
       const cluster = rows.find((r) => r.server === LABELS.cluster);
       if (single && cluster) {
@@ -347,6 +405,7 @@ async function main() {
           connections,
           tool,
           pinned,
+          interleaved: values.interleave === true,
           loadAverage: loadavg().map((l) => Math.round(l * 10) / 10),
           note: values.note,
           rows,

@@ -117,7 +117,7 @@ function needsSecureParse(text: string): boolean {
   );
 }
 
-function parseJson(body: string, envelopeDepth: number): unknown {
+export function parseJson(body: string, envelopeDepth: number): unknown {
   // Nesting deeper than the limit needs more brackets than that: most bodies skip the scan.
   const max = MAX_JSON_DEPTH + envelopeDepth;
   if (openings(body, max) > max && nestedTooDeep(body, max)) {
