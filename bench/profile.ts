@@ -1,12 +1,19 @@
 /**
- * Where the CPU of one POST /v1/track goes: the SQLite service (one process, every check on,
- * the enterprise account of bench/lib.ts) runs under `node --cpu-prof`, pinned to core 1 with
+ * Where the CPU of one POST /v1/track goes: the service (one process, every check on, the
+ * enterprise account of bench/lib.ts; SQLite, or with `--store postgres-redis` PostgreSQL and
+ * Redis as `npm run bench` starts them) runs under `node --cpu-prof`, pinned to core 1 with
  * wrk on core 0 like `npm run bench`; after a warm-up it is loaded for `--seconds`, and the
  * samples taken in that window are charged to stages (bench/cpu-stages.ts) and divided by the
  * requests answered in it. Prints the table, saves it to bench/results/profile.json and keeps
  * the .cpuprofile there too (open it in Chrome DevTools or speedscope to look deeper).
  *
- *   npm run bench:profile -- [--seconds 10] [--connections 100] [--pin | --no-pin] [--note TEXT]
+ *   npm run bench:profile -- [--store sqlite|postgres-redis] [--seconds 10] [--connections 100]
+ *                            [--pin | --no-pin] [--note TEXT]
+ *
+ * postgres-redis: PostgreSQL at BENCH_DATABASE_URL (default
+ * postgres://postgres@127.0.0.1:5432/test, in a fresh schema dropped afterwards) and Redis at
+ * BENCH_REDIS_URL (default redis://127.0.0.1:6379). Only the service process is profiled: the
+ * database's and Redis's own CPU is theirs, outside the table (and outside /proc's figure).
  *
  * The profiler itself costs CPU (sampling every --cpu-prof-interval µs, here 250): compare the
  * stages with each other and with /proc's CPU per request printed beside them, not with an
@@ -18,6 +25,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type CpuProfile, STAGES, stageTable } from './cpu-stages.ts';
 import {
+  type BenchService,
   choosePinning,
   load,
   PIN_OPTIONS,
@@ -27,10 +35,16 @@ import {
   startBenchService,
   table,
   withCpu,
+  withSchema,
 } from './lib.ts';
+
+const STORES = ['sqlite', 'postgres-redis'] as const;
+type Store = (typeof STORES)[number];
+const REDIS_URL = process.env['BENCH_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 
 const { values } = parseArgs({
   options: {
+    store: { type: 'string', default: 'sqlite' },
     seconds: { type: 'string', default: '10' },
     connections: { type: 'string', default: '100' },
     note: { type: 'string' },
@@ -39,90 +53,107 @@ const { values } = parseArgs({
 });
 const seconds = Number(values.seconds);
 const connections = Number(values.connections);
+if (!STORES.includes(values.store as Store)) {
+  throw new Error(`--store must be one of ${STORES.join(', ')}, got "${values.store}"`);
+}
+const store = values.store as Store;
 const pinned = choosePinning(values);
 
 const dir = mkdtempSync(join(tmpdir(), 'trackway-profile-'));
 const nowUs = () => Number(process.hrtime.bigint() / 1000n);
-try {
-  const service = await startBenchService(`sqlite:${join(dir, 'bench.db')}`, {}, 1, [
-    '--cpu-prof',
-    '--cpu-prof-interval',
-    '250',
-    '--cpu-prof-dir',
-    dir,
-  ]);
-  const pid = service.running.child.pid!;
-  const target = {
-    url: `${service.running.url}/v1/track`,
-    headers: service.headers,
-    template: purchaseTemplate(service.pixelId),
-    connections,
-  };
-  await load({ ...target, seconds: 2 });
-  // The profile's clock is the monotonic clock process.hrtime reads, in µs: the window's
-  // bounds taken here select the measured samples.
-  const from = nowUs();
-  const measured = await withCpu([pid], () => load({ ...target, seconds }));
-  const to = nowUs();
-  const rss = peakRssMb(pid);
-  await service.stop(); // SIGTERM: the service drains and exits, and node writes the profile
-  const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
-  if (!file) throw new Error('the service wrote no .cpuprofile');
-  const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
-  if (from < profile.startTime || to > profile.endTime) {
-    throw new Error('the load window is not inside the profile: clocks differ?');
-  }
-  const requests = measured.result.requests;
-  const stages = stageTable(profile, requests, from, to);
-  const rows: Array<Record<string, string>> = STAGES.map((stage) => ({
-    stage,
-    'µs/request': stages.perRequest[stage].toFixed(1),
-    share: `${((100 * stages.perRequest[stage]) / stages.sampledPerRequest).toFixed(1)} %`,
-  }));
-  rows.push({
-    stage: 'main thread, sampled',
-    'µs/request': stages.sampledPerRequest.toFixed(1),
-    share: '100 %',
-  });
-  rows.push({
-    stage: 'whole process, /proc',
-    'µs/request': measured.cpuPerRequest.toFixed(1),
-    share: '',
-  });
-  console.log(
-    `\nPOST /v1/track, SQLite, ${connections} connections, ${seconds} s under --cpu-prof: ` +
-      `${measured.result.requestsPerSecond} req/s, ${requests} requests, peak RSS ${rss} MB; ` +
-      `${pinned ? 'server pinned to core 1, load to core 0' : 'not pinned'}\n`,
-  );
-  console.log(table(rows));
-  // What decided the biggest stages, and what no rule knew: where to look, and where the rules
-  // may need a line.
-  const biggest = [...STAGES]
-    .filter((s) => s !== 'unattributed')
-    .sort((a, b) => stages.perRequest[b] - stages.perRequest[a])
-    .slice(0, 3);
-  for (const stage of [...biggest, 'unattributed' as const]) {
-    console.log(`\n${stage}, by the frame that decided it (µs/request):`);
-    for (const f of stages.frames[stage].slice(0, 8)) {
-      console.log(`  ${f.us.toFixed(2).padStart(6)}  ${f.frame}`);
+const profiled = ['--cpu-prof', '--cpu-prof-interval', '250', '--cpu-prof-dir', dir];
+/** The service on `store`, started for `use` and stopped (and its schema dropped) after. */
+const withService = <T>(use: (service: BenchService) => Promise<T>): Promise<T> => {
+  const start = async (databaseUrl: string, env: Record<string, string>) => {
+    const service = await startBenchService(databaseUrl, env, 1, profiled);
+    try {
+      return await use(service);
+    } finally {
+      await service.stop();
     }
-  }
-  const saved = saveResult('profile', {
-    seconds,
-    connections,
-    pinned,
-    loadAverage: loadavg().map((l) => Math.round(l * 10) / 10),
-    note: values.note,
-    requestsPerSecond: measured.result.requestsPerSecond,
-    requests,
-    processCpuUsPerRequest: Math.round(measured.cpuPerRequest * 10) / 10,
-    peakRssMb: rss,
-    stages: Object.fromEntries(STAGES.map((s) => [s, Math.round(stages.perRequest[s] * 10) / 10])),
-    framesByStage: stages.frames,
+  };
+  return store === 'sqlite'
+    ? start(`sqlite:${join(dir, 'bench.db')}`, {})
+    : withSchema((url) => start(url, { REDIS_URL }));
+};
+try {
+  await withService(async (service) => {
+    const pid = service.running.child.pid!;
+    const target = {
+      url: `${service.running.url}/v1/track`,
+      headers: service.headers,
+      template: purchaseTemplate(service.pixelId),
+      connections,
+    };
+    await load({ ...target, seconds: 2 });
+    // The profile's clock is the monotonic clock process.hrtime reads, in µs: the window's
+    // bounds taken here select the measured samples.
+    const from = nowUs();
+    const measured = await withCpu([pid], () => load({ ...target, seconds }));
+    const to = nowUs();
+    const rss = peakRssMb(pid);
+    await service.stop(); // SIGTERM: the service drains and exits, and node writes the profile
+    const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+    if (!file) throw new Error('the service wrote no .cpuprofile');
+    const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
+    if (from < profile.startTime || to > profile.endTime) {
+      throw new Error('the load window is not inside the profile: clocks differ?');
+    }
+    const requests = measured.result.requests;
+    const stages = stageTable(profile, requests, from, to);
+    const rows: Array<Record<string, string>> = STAGES.map((stage) => ({
+      stage,
+      'µs/request': stages.perRequest[stage].toFixed(1),
+      share: `${((100 * stages.perRequest[stage]) / stages.sampledPerRequest).toFixed(1)} %`,
+    }));
+    rows.push({
+      stage: 'main thread, sampled',
+      'µs/request': stages.sampledPerRequest.toFixed(1),
+      share: '100 %',
+    });
+    rows.push({
+      stage: 'whole process, /proc',
+      'µs/request': measured.cpuPerRequest.toFixed(1),
+      share: '',
+    });
+    console.log(
+      `\nPOST /v1/track, ${store === 'sqlite' ? 'SQLite' : 'PostgreSQL + Redis'}, ${connections} connections, ${seconds} s under --cpu-prof: ` +
+        `${measured.result.requestsPerSecond} req/s, ${requests} requests, peak RSS ${rss} MB; ` +
+        `${pinned ? 'server pinned to core 1, load to core 0' : 'not pinned'}\n`,
+    );
+    console.log(table(rows));
+    // What decided the biggest stages, and what no rule knew: where to look, and where the rules
+    // may need a line.
+    const biggest = [...STAGES]
+      .filter((s) => s !== 'unattributed')
+      .sort((a, b) => stages.perRequest[b] - stages.perRequest[a])
+      .slice(0, 3);
+    for (const stage of [...biggest, 'unattributed' as const]) {
+      console.log(`\n${stage}, by the frame that decided it (µs/request):`);
+      for (const f of stages.frames[stage].slice(0, 8)) {
+        console.log(`  ${f.us.toFixed(2).padStart(6)}  ${f.frame}`);
+      }
+    }
+    const saved = saveResult(store === 'sqlite' ? 'profile' : `profile-${store}`, {
+      store,
+      seconds,
+      connections,
+      pinned,
+      loadAverage: loadavg().map((l) => Math.round(l * 10) / 10),
+      note: values.note,
+      requestsPerSecond: measured.result.requestsPerSecond,
+      requests,
+      processCpuUsPerRequest: Math.round(measured.cpuPerRequest * 10) / 10,
+      peakRssMb: rss,
+      stages: Object.fromEntries(
+        STAGES.map((s) => [s, Math.round(stages.perRequest[s] * 10) / 10]),
+      ),
+      framesByStage: stages.frames,
+    });
+    const kept = saved.replace(/\.json$/, '.cpuprofile');
+    copyFileSync(join(dir, file), kept);
+    console.log(`\nresults: ${saved}\nprofile: ${kept}`);
   });
-  const kept = saved.replace(/\.json$/, '.cpuprofile');
-  copyFileSync(join(dir, file), kept);
-  console.log(`\nresults: ${saved}\nprofile: ${kept}`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
