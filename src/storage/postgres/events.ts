@@ -39,6 +39,13 @@ const documents = (values: (string | null)[]): string => {
   return `${text}]`;
 };
 
+/**
+ * A time sent as its epoch milliseconds (a JSON number: cheaper to write than an ISO string,
+ * and exact), back to a timestamptz; SQL NULL stays NULL.
+ */
+const fromMs = (column: string) =>
+  `(timestamptz 'epoch' + ${column}::bigint * interval '1 millisecond')`;
+
 const sqlNull = (column: string) =>
   `CASE WHEN json_typeof(${column}) = 'null' THEN NULL ELSE ${column} END`;
 
@@ -57,12 +64,13 @@ const SEQ_ROOM = 20;
  * PostgreSQL parses it once, not once per batch.
  *
  * One parameter per column, zipped into rows by ROWS FROM: a single statement whatever the
- * batch size. Every column goes as one JSON array (`texts`, `documents`; numbers and times as
- * JSON too), not as a PostgreSQL array: pg writes an array literal by escaping every element
+ * batch size. Every column goes as one JSON array (`texts`, `documents`; numbers, and times as
+ * epoch milliseconds, `fromMs`), not as a PostgreSQL array: pg writes an array literal by escaping every element
  * with two regular expressions (and every Date through a local-time formatter), which for the
  * JSON columns (all quotes) cost more than the rest of the insert (docs/decisions.md, "Ingest
  * before and after the seam"). Validation has refused NUL and unpaired surrogates, so every
- * string survives the JSON round trip unchanged.
+ * string survives the JSON round trip unchanged. The answer names the stored events by their
+ * place in the arrays (`arrival`), not by their keys: one small number a row to read back.
  *
  * seq is drawn in array order, so it keeps arrival order; the rows then go in sorted by
  * (pixel_id, event_id). That order is what keeps two instances from deadlocking: an event_id in
@@ -78,15 +86,15 @@ const INSERT_BATCH: Omit<pg.QueryConfig, 'values'> = {
   text: `WITH arrived AS MATERIALIZED (
        SELECT nextval((SELECT pg_get_serial_sequence('events', 'seq'))::regclass) AS seq,
               e.account_id, e.pixel_id, e.event_id, e.event_name, e.value::float8 AS value,
-              e.currency, e.timestamp::timestamptz AS timestamp,
-              e.received_at::timestamptz AS received_at, e.url, e.referrer, e.title,
+              e.currency, ${fromMs('e.timestamp')} AS timestamp,
+              ${fromMs('e.received_at')} AS received_at, e.url, e.referrer, e.title,
               e.search_string,
               ${sqlNull('e.user_data')} AS user_data,
               ${sqlNull('e.custom_data')} AS custom_data,
               e.action_source,
               ${sqlNull('e.platform_hashes')} AS platform_hashes,
               ${sqlNull('e.match_quality')} AS match_quality,
-              e.raw_expires_at::timestamptz AS raw_expires_at,
+              ${fromMs('e.raw_expires_at')} AS raw_expires_at,
               ${sqlNull('e.match_keys')} AS match_keys,
               ${sqlNull('e.location')} AS location,
               e.arrival
@@ -171,13 +179,13 @@ const INSERT_BATCH: Omit<pg.QueryConfig, 'values'> = {
        -- The outbox (outbox.ts, the same rows writeOutbox writes): one message per webhook
        -- event of a newly stored event whose account has an enabled endpoint subscribed to its
        -- type, and one delivery per such endpoint. Duplicates emit nothing.
-       SELECT m.id, m.account_id, m.event_type, m.data, m.created_at::timestamptz AS created_at
+       SELECT m.id, m.account_id, m.event_type, m.data, ${fromMs('m.created_at')} AS created_at
          FROM ROWS FROM (json_array_elements_text($22::json), json_array_elements_text($23::json),
            json_array_elements_text($24::json), json_array_elements_text($25::json),
-           json_array_elements_text($26::json), json_array_elements_text($27::json),
-           json_array_elements_text($28::json))
-           AS m (pixel_id, event_id, id, account_id, event_type, data, created_at)
-         JOIN inserted i ON i.pixel_id = m.pixel_id AND i.event_id = m.event_id
+           json_array_elements_text($26::json), json_array_elements_text($27::json))
+           AS m (arrival, id, account_id, event_type, data, created_at)
+         JOIN arrived a ON a.arrival = m.arrival::bigint
+         JOIN inserted i ON i.seq = a.seq
         WHERE EXISTS (SELECT 1 FROM webhook_endpoints w
                        WHERE w.account_id = m.account_id AND w.enabled
                          AND w.deleted_at IS NULL AND m.event_type = ANY (w.events))
@@ -206,8 +214,8 @@ const INSERT_BATCH: Omit<pg.QueryConfig, 'values'> = {
                  FROM inserted) s
         GROUP BY pixel_id, part
      )
-     SELECT i.seq::text, i.pixel_id, i.event_id
-       FROM inserted i, (SELECT count(*) FROM notices) n`,
+     SELECT a.arrival::int AS arrival
+       FROM inserted i JOIN arrived a ON a.seq = i.seq, (SELECT count(*) FROM notices) n`,
 };
 
 /**
@@ -226,12 +234,11 @@ async function insertMany(pool: pg.Pool, batch: Pending[], channel: string): Pro
   });
   const e = firsts.map((p) => p.event);
   const m = e.map(matchColumns);
-  // Only the first of equal keys can have been inserted: the others' messages never go.
-  const emitted = firsts.flatMap((p) =>
-    p.emit.map((w) => ({ pixelId: p.event.pixelId, eventId: p.event.eventId, event: w })),
-  );
-  const iso = (d: Date) => d.toISOString();
-  const { rows } = await oneStatement(pool, {
+  // Only the first of equal keys can have been inserted: the others' messages never go. An
+  // event is named by its place in `firsts`, counted from 1 (its `arrival` in the statement).
+  const emitted = firsts.flatMap((p, i) => p.emit.map((event) => ({ arrival: i + 1, event })));
+  const ms = (d: Date) => d.getTime();
+  const { rows } = await oneStatement<{ arrival: number }>(pool, {
     ...INSERT_BATCH,
     values: [
       texts(e.map((x) => x.accountId)),
@@ -241,8 +248,8 @@ async function insertMany(pool: pg.Pool, batch: Pending[], channel: string): Pro
       // Finite (validation refuses the rest), so JSON.stringify writes each as String() would.
       JSON.stringify(e.map((x) => x.value)),
       texts(e.map((x) => x.currency)),
-      texts(e.map((x) => iso(x.timestamp))),
-      texts(e.map((x) => iso(x.receivedAt))),
+      JSON.stringify(e.map((x) => ms(x.timestamp))),
+      JSON.stringify(e.map((x) => ms(x.receivedAt))),
       texts(e.map((x) => x.url)),
       texts(e.map((x) => x.referrer)),
       texts(e.map((x) => x.title)),
@@ -256,24 +263,21 @@ async function insertMany(pool: pg.Pool, batch: Pending[], channel: string): Pro
       texts(m.map((x) => x.actionSource)),
       documents(m.map((x) => x.platformHashes)),
       documents(m.map((x) => x.matchQuality)),
-      texts(m.map((x) => (x.raw === null ? null : new Date(x.raw.expiresAtMs).toISOString()))),
+      JSON.stringify(m.map((x) => x.raw?.expiresAtMs ?? null)),
       documents(m.map((x) => x.raw?.matchKeys ?? null)),
       documents(m.map((x) => x.raw?.location ?? null)),
       channel,
-      texts(emitted.map((x) => x.pixelId)),
-      texts(emitted.map((x) => x.eventId)),
+      JSON.stringify(emitted.map((x) => x.arrival)),
       texts(emitted.map(() => newMessageId())),
       texts(emitted.map((x) => x.event.accountId)),
       texts(emitted.map((x) => x.event.type)),
       texts(emitted.map((x) => JSON.stringify(x.event.data))),
-      texts(emitted.map((x) => iso(x.event.occurredAt))),
+      JSON.stringify(emitted.map((x) => ms(x.event.occurredAt))),
     ],
   });
-  const inserted = new Set(rows.map((r) => `${r.pixel_id}\u0000${r.event_id}`));
-  const winners = new Set(firsts);
-  return batch.map(
-    (p): Outcome => (winners.has(p) && inserted.has(key(p.event)) ? 'inserted' : 'duplicate'),
-  );
+  const stored = new Set(rows.map((r) => r.arrival));
+  const arrival = new Map(firsts.map((p, i) => [p, i + 1]));
+  return batch.map((p): Outcome => (stored.has(arrival.get(p) ?? 0) ? 'inserted' : 'duplicate'));
 }
 
 /**
