@@ -14,6 +14,10 @@
  * postgres://postgres@127.0.0.1:5432/test, in a fresh schema dropped afterwards) and Redis at
  * BENCH_REDIS_URL (default redis://127.0.0.1:6379). Only the service process is profiled: the
  * database's and Redis's own CPU is theirs, outside the table (and outside /proc's figure).
+ * But V8 samples on a wall clock, and PostgreSQL and Redis are not pinned: a socket write that
+ * wakes one of them on the server's core is charged with the time it then runs there, so the
+ * pg and ioredis writes (storage call, rate limit) read high, the more so on a loaded machine.
+ * Count round trips, and trust /proc's figure (or bench/fixed.mjs) for what they cost.
  *
  * The profiler itself costs CPU (sampling every --cpu-prof-interval µs, here 250): compare the
  * stages with each other and with /proc's CPU per request printed beside them, not with an
