@@ -7,6 +7,13 @@
  * over. When the stages change (a file moves, a library is swapped), change the rules, then
  * look at the "unattributed" list the report prints.
  *
+ * The database and Redis clients share Node's socket code with the HTTP server: a socket write
+ * (or read) is charged to the client whose frame is above it in the stack (pg to "storage call",
+ * ioredis to "rate limit"), and to the HTTP rules only when none is. Reads that surface in
+ * `onStreamRead` before reaching a client's parser cannot be told apart this way; the HTTP
+ * server does not read through it (its parser consumes the socket natively), so they are
+ * charged to "client sockets (pg, Redis)".
+ *
  * Only the main thread is sampled: work on libuv's threads (fdatasync of the WAL, gzip) is not
  * in the profile; the report gives /proc's CPU of the whole process beside it.
  *
@@ -42,6 +49,7 @@ export const STAGES = [
   'hashing',
   'pixel check',
   'storage call',
+  'client sockets (pg, Redis)',
   'response',
   'logs and metrics',
   'delivery worker',
@@ -58,6 +66,48 @@ const inSrc = (path: string, ...parts: string[]) =>
 const inModule = (path: string, ...names: string[]) =>
   names.some((name) => path.includes(`/node_modules/${name}/`));
 const named = (frame: CallFrame, ...names: string[]) => names.includes(frame.functionName);
+
+/** The database and Redis clients, with what they depend on. */
+const DRIVER_RULES: Rule[] = [
+  [
+    'storage call',
+    (_, p) =>
+      inModule(
+        p,
+        'better-sqlite3',
+        'pg',
+        'pg-protocol',
+        'pg-pool',
+        'pg-types',
+        'pg-int8',
+        'postgres-array',
+        'postgres-date',
+        'postgres-interval',
+        'postgres-bytea',
+      ),
+  ],
+  [
+    'rate limit',
+    (_, p) =>
+      inModule(
+        p,
+        'ioredis',
+        '@ioredis/commands',
+        'redis-parser',
+        'redis-errors',
+        'denque',
+        'cluster-key-slot',
+        'standard-as-callback',
+      ),
+  ],
+];
+
+/** Node's socket plumbing, which the HTTP rules claim unless a client's frame is above it. */
+const SHARED_IO = new Set(['node:net', 'node:internal/stream_base_commons']);
+const sharedIo = (f: CallFrame, p: string) =>
+  SHARED_IO.has(p) ||
+  p.startsWith('node:internal/streams/') ||
+  named(f, 'writev', 'writeUtf8String', 'writeLatin1String', 'writeBuffer');
 
 /** Checked in order for each frame: the first rule that holds names the frame's stage. */
 const RULES: Rule[] = [
@@ -100,8 +150,7 @@ const RULES: Rule[] = [
   ['rate limit', (f, p) => p.endsWith('/bench/raw-track-server.mjs') && named(f, 'headers')],
   ['HTTP parse and route', (_, p) => p.endsWith('/bench/raw-track-server.mjs')],
   // Libraries.
-  ['storage call', (_, p) => inModule(p, 'better-sqlite3', 'pg', 'pg-protocol', 'pg-pool')],
-  ['rate limit', (_, p) => inModule(p, 'ioredis', 'redis-parser')],
+  ...DRIVER_RULES,
   ['hashing', (_, p) => inModule(p, 'libphonenumber-js')],
   ['validation', (_, p) => inModule(p, '@sinclair/typebox', 'ajv')],
   [
@@ -135,11 +184,21 @@ const RULES: Rule[] = [
   ],
 ];
 
-function stageOf(frame: CallFrame): Stage | undefined {
-  let path = frame.url.startsWith('file://') ? new URL(frame.url).pathname : frame.url;
+function pathOf(frame: CallFrame): string {
+  const path = frame.url.startsWith('file://') ? new URL(frame.url).pathname : frame.url;
   // The service runs from its build (dist/x.js, compiled from src/x.ts): the rules name src/.
-  if (!path.includes('/node_modules/')) path = path.replace(/\/dist\/(.*)\.js$/, '/src/$1.ts');
+  return path.includes('/node_modules/') ? path : path.replace(/\/dist\/(.*)\.js$/, '/src/$1.ts');
+}
+
+function stageOf(frame: CallFrame): Stage | undefined {
+  const path = pathOf(frame);
   return RULES.find(([, test]) => test(frame, path))?.[0];
+}
+
+/** The stage of the database or Redis client frame, if `frame` is one. */
+function driverStageOf(frame: CallFrame): Stage | undefined {
+  const path = pathOf(frame);
+  return DRIVER_RULES.find(([, test]) => test(frame, path))?.[0];
 }
 
 export interface StageTable {
@@ -170,16 +229,37 @@ export function stageTable(
     const known = stageOfNode.get(id);
     if (known) return known;
     const frame = byId.get(id)!.callFrame;
-    const own: Stage | 'idle' | undefined =
-      frame.functionName === '(idle)' ? 'idle' : stageOf(frame);
+    let own: Stage | 'idle' | undefined = frame.functionName === '(idle)' ? 'idle' : stageOf(frame);
+    if (sharedIo(frame, pathOf(frame))) {
+      const client = clientAbove(id);
+      if (client) return remember(id, client);
+      if (frame.functionName === 'onStreamRead') own = 'client sockets (pg, Redis)';
+    }
     let found = own ? { stage: own, by: frame } : undefined;
     if (!found) {
       const up = parent.get(id);
       found = up === undefined ? { stage: 'unattributed', by: frame } : resolve(up);
       if (found.stage === 'unattributed') found = { stage: 'unattributed', by: frame };
     }
+    return remember(id, found);
+  };
+  const remember = (id: number, found: { stage: Stage | 'idle'; by: CallFrame }) => {
     stageOfNode.set(id, found);
     return found;
+  };
+  /** The nearest database or Redis client frame above `id`, with its stage. */
+  const clientOf = new Map<number, { stage: Stage; by: CallFrame } | null>();
+  const clientAbove = (id: number): { stage: Stage; by: CallFrame } | undefined => {
+    const up = parent.get(id);
+    if (up === undefined) return undefined;
+    let known = clientOf.get(up);
+    if (known === undefined) {
+      const frame = byId.get(up)!.callFrame;
+      const stage = driverStageOf(frame);
+      known = stage ? { stage, by: frame } : (clientAbove(up) ?? null);
+      clientOf.set(up, known);
+    }
+    return known ?? undefined;
   };
   const totals = Object.fromEntries(STAGES.map((s) => [s, 0])) as Record<Stage, number>;
   const deciding = new Map<Stage, Map<string, number>>(STAGES.map((s) => [s, new Map()]));

@@ -177,6 +177,32 @@ export function rateLimiterContract(kind: LimiterKind): void {
       );
     });
 
+    test('counts calls of one key with other limits or another window in one moment apart', async (l) => {
+      // A plan change between two requests of one loop turn, and a request already in the
+      // next minute: the shared limiter must not join them into one call, and each is
+      // answered as if they came one after another.
+      const k = key();
+      const now = at('2026-03-14T10:00:30Z');
+      const next = at('2026-03-14T10:01:05Z');
+      const decisions = await Promise.all([
+        l.consume(k, quotas(6, 1000), now),
+        l.consume(k, quotas(6, 1000), now),
+        l.consume(k, quotas(3, 1000), now),
+        l.consume(k, quotas(3, 1000), now),
+        l.consume(k, quotas(6, 1000), next),
+      ]);
+      assert.deepEqual(
+        decisions.map((d) => [d.allowed, d.windows[0]!.remaining, d.windows[1]!.remaining]),
+        [
+          [true, 5, 999],
+          [true, 4, 998],
+          [true, 0, 997],
+          [false, 0, 997],
+          [true, 5, 996],
+        ],
+      );
+    });
+
     test('works with one window only (failed-authentication counting)', async (l) => {
       const k = `authfail:${randomUUID()}`;
       const only: RateQuota[] = [{ window: 'minute', limit: 2 }];

@@ -92,20 +92,42 @@ export function redisReady(redis: Redis, ms: number): Promise<boolean> {
   });
 }
 
-/** Calls waiting for one script call: same Redis keys, same limits, in arrival order. */
+/** Calls waiting for one script call: same key, windows and limits, in arrival order. */
 interface PendingConsume {
-  keys: string[];
-  limits: number[];
-  lifetimes: number[];
   quotas: readonly RateQuota[];
-  resets: number[];
+  /** Each quota's window index, as found by the first call. */
+  indices: number[];
+  /** The first call's clock, in whole seconds: the keys' lifetimes count from it. */
+  nowSeconds: number;
   waiters: Array<{ resolve(decision: RateDecision): void; reject(error: unknown): void }>;
+}
+
+/** The same windows (same indices) with the same limits: the very same script call. */
+function sameCall(group: PendingConsume, quotas: readonly RateQuota[], nowMs: number): boolean {
+  if (group.quotas.length !== quotas.length) return false;
+  for (let i = 0; i < quotas.length; i++) {
+    const mine = quotas[i]!;
+    const theirs = group.quotas[i]!;
+    if (
+      mine.window !== theirs.window ||
+      mine.limit !== theirs.limit ||
+      windowIndex(mine.window, nowMs) !== group.indices[i]
+    ) {
+      return false;
+    }
+  }
+  return true;
 }
 
 export class RedisRateLimiter implements RateLimiter {
   readonly #redis: Redis;
   readonly #prefix: string;
-  #pending = new Map<string, PendingConsume>();
+  /**
+   * By key: the calls of this loop turn, usually one group per key. A call that joins one only
+   * compares numbers; the Redis keys' names are built once per group, when it is sent.
+   */
+  #pending = new Map<string, PendingConsume[]>();
+  #scheduled = false;
 
   constructor(redis: Redis, options: { prefix?: string } = {}) {
     this.#redis = redis;
@@ -115,47 +137,55 @@ export class RedisRateLimiter implements RateLimiter {
 
   consume(key: string, quotas: readonly RateQuota[], now: Date): Promise<RateDecision> {
     const nowMs = now.getTime();
-    const nowSeconds = Math.floor(nowMs / 1000);
-    const keys: string[] = [];
-    const limits: number[] = [];
-    const lifetimes: number[] = [];
-    const resets: number[] = [];
-    for (const quota of quotas) {
-      const index = windowIndex(quota.window, nowMs);
-      const resetAt = windowResetAt(quota.window, index);
-      keys.push(`${this.#prefix}${key}:${quota.window}:${index}`);
-      limits.push(quota.limit);
-      lifetimes.push(resetAt - nowSeconds + KEY_GRACE_SECONDS);
-      resets.push(resetAt);
-    }
-    // Calls join only when they would run the very same script: same windows, same limits.
-    const group = `${keys.join(' ')} ${limits.join(' ')}`;
     return new Promise((resolve, reject) => {
-      const pending = this.#pending.get(group);
-      if (pending) {
-        pending.waiters.push({ resolve, reject });
-        return;
+      const waiter = { resolve, reject };
+      let groups = this.#pending.get(key);
+      if (groups === undefined) {
+        groups = [];
+        this.#pending.set(key, groups);
+      } else {
+        for (const group of groups) {
+          if (sameCall(group, quotas, nowMs)) {
+            group.waiters.push(waiter);
+            return;
+          }
+        }
       }
-      this.#pending.set(group, {
-        keys,
-        limits,
-        lifetimes,
+      groups.push({
         quotas,
-        resets,
-        waiters: [{ resolve, reject }],
+        indices: quotas.map((quota) => windowIndex(quota.window, nowMs)),
+        nowSeconds: Math.floor(nowMs / 1000),
+        waiters: [waiter],
       });
-      if (this.#pending.size === 1) setImmediate(() => this.#flush());
+      if (!this.#scheduled) {
+        this.#scheduled = true;
+        setImmediate(() => this.#flush());
+      }
     });
   }
 
   #flush(): void {
-    const groups = this.#pending;
+    const pending = this.#pending;
     this.#pending = new Map();
-    for (const group of groups.values()) void this.#consumeGroup(group);
+    this.#scheduled = false;
+    for (const [key, groups] of pending) {
+      for (const group of groups) void this.#consumeGroup(key, group);
+    }
   }
 
-  async #consumeGroup(group: PendingConsume): Promise<void> {
-    const { keys, limits, lifetimes, quotas, resets, waiters } = group;
+  async #consumeGroup(key: string, group: PendingConsume): Promise<void> {
+    const { quotas, indices, nowSeconds, waiters } = group;
+    const keys: string[] = [];
+    const limits: number[] = [];
+    const lifetimes: number[] = [];
+    const resets: number[] = [];
+    quotas.forEach((quota, i) => {
+      const resetAt = windowResetAt(quota.window, indices[i]!);
+      keys.push(`${this.#prefix}${key}:${quota.window}:${indices[i]}`);
+      limits.push(quota.limit);
+      lifetimes.push(resetAt - nowSeconds + KEY_GRACE_SECONDS);
+      resets.push(resetAt);
+    });
     let reply: number[];
     try {
       reply = await this.#redis.trackwayRateConsume(

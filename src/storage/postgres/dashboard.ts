@@ -82,7 +82,7 @@ const RECONNECT_MS = 1_000;
 
 /**
  * One LISTEN connection per process, opened at the first subscription. Payloads are
- * `<pixel_id> <seq>,<seq>…` (events.ts announceInserted); only the ids travel, the records are
+ * `<pixel_id> <seq>,<seq>…` (events.ts INSERT_BATCH); only the ids travel, the records are
  * read by the subscriber, account-scoped.
  */
 export class PostgresEventBus implements FeedBus {

@@ -136,6 +136,31 @@ export async function inTransaction<T>(
   }
 }
 
+/**
+ * Runs one statement as its own transaction (no BEGIN/COMMIT: PostgreSQL commits it, WAL flush
+ * included, before it answers), on one connection. Like `inTransaction`, a statement aborted as
+ * a conflict is run again, up to CONFLICT_ATTEMPTS times in all, and a connection that broke is
+ * destroyed rather than handed to the next caller.
+ */
+export async function oneStatement<R extends pg.QueryResultRow>(
+  pool: pg.Pool,
+  query: pg.QueryConfig,
+): Promise<pg.QueryResult<R>> {
+  for (let attempt = 1; ; attempt++) {
+    const client = await pool.connect();
+    let broken: Error | undefined;
+    try {
+      return await client.query<R>(query);
+    } catch (error) {
+      broken = isStorageUnavailable(error) ? (error as Error) : undefined;
+      if (attempt >= CONFLICT_ATTEMPTS || !isTransactionConflict(error)) throw error;
+    } finally {
+      client.release(broken);
+    }
+    await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt));
+  }
+}
+
 async function transactionOnce<T>(
   pool: pg.Pool,
   work: (client: pg.PoolClient) => Promise<T>,

@@ -12,9 +12,15 @@ import {
   freshSchemaName,
   postgresSuite,
   postgresUrl,
+  storedPixel,
 } from '../../../test/harness.ts';
 import { newId } from '../../domain/ids.ts';
-import type { TrackedEvent } from '../../domain/model.ts';
+import type {
+  TrackedEvent,
+  WebhookEndpoint,
+  WebhookEvent,
+  WebhookEventType,
+} from '../../domain/model.ts';
 import { PostgresStore } from './store.ts';
 
 // Never skipped under CI: there PostgreSQL must be up, and its absence is a failure.
@@ -183,6 +189,123 @@ describe('PostgreSQL group commit', await postgresSuite(), () => {
       }
     } finally {
       await other.close();
+    }
+  });
+
+  it('announces a batch too long for one NOTIFY in several, every payload under the limit', async () => {
+    // The live tail's notices are built by the batch's statement itself (events.ts
+    // INSERT_BATCH): 1,000 seqs of one pixel do not fit in one payload (PostgreSQL refuses
+    // 8,000 bytes), so they are split, and every one arrives, once, after the commit.
+    const listener = new pg.Client({ connectionString: url });
+    await listener.connect();
+    const payloads: string[] = [];
+    listener.on('notification', (n) => payloads.push(n.payload ?? ''));
+    try {
+      await listener.query(`LISTEN trackway_events_${schema}`);
+      const px = newId('px');
+      const events = Array.from({ length: 1_000 }, (_, i) => event(`many-${i}`, { pixelId: px }));
+      // One submission is one transaction (group-commit.ts), whatever its size; a duplicate
+      // inside it is neither stored nor announced.
+      const outcomes = await store.events.insertEvents(
+        [...events, events[0]!].map((e) => ({ event: e, emit: [] })),
+      );
+      assert.equal(
+        outcomes.filter((o) => o.status === 'fulfilled' && o.value === 'inserted').length,
+        1_000,
+      );
+      await listener.query('SELECT 1'); // the notices precede the answer to a later query
+      assert.ok(payloads.length > 1, 'split');
+      const seqs = payloads.flatMap((p) => {
+        assert.ok(Buffer.byteLength(p) <= 7_000, `${Buffer.byteLength(p)} bytes`);
+        const [pixel, list] = p.split(' ');
+        assert.equal(pixel, px);
+        return list!.split(',').map(Number);
+      });
+      assert.equal(new Set(seqs).size, 1_000);
+      assert.deepEqual(
+        seqs,
+        [...seqs].sort((a, b) => a - b),
+        'in arrival order',
+      );
+    } finally {
+      await listener.end();
+    }
+  });
+
+  it('writes the messages of the new events of a batch only, one delivery per subscribed endpoint', async () => {
+    // The outbox is written by the batch's statement (events.ts INSERT_BATCH): of two equal
+    // event_ids in one batch only the first emits, a duplicate of a stored event emits
+    // nothing, and only enabled, undeleted endpoints subscribed to the type get a delivery.
+    const pixel = await storedPixel(store, now);
+    const endpoint = (events: WebhookEventType[], more: Partial<WebhookEndpoint> = {}) => ({
+      id: newId('wh'),
+      accountId: pixel.accountId,
+      url: 'https://hooks.example.com/in',
+      events,
+      description: null,
+      enabled: true,
+      secret: 'whsec_test',
+      previousSecret: null,
+      previousSecretExpiresAt: null,
+      failingSince: null,
+      disabledReason: null,
+      createdAt: now,
+      updatedAt: now,
+      ...more,
+    });
+    const wanted = [endpoint(['event.tracked']), endpoint(['pixel.updated', 'event.tracked'])];
+    const others = [
+      endpoint(['pixel.updated']),
+      endpoint(['event.tracked'], { enabled: false }),
+      endpoint(['event.tracked']),
+    ];
+    for (const e of [...wanted, ...others]) await store.webhooks.createEndpoint(e, null);
+    assert.ok(await store.webhooks.deleteEndpoint(pixel.accountId, others[2]!.id, now));
+    const mine = (eventId: string, value = 1) =>
+      event(eventId, { accountId: pixel.accountId, pixelId: pixel.id, value });
+    const tracked = (e: TrackedEvent): WebhookEvent => ({
+      accountId: e.accountId,
+      type: 'event.tracked',
+      data: { event_id: e.eventId, value: e.value },
+      occurredAt: e.receivedAt,
+    });
+    assert.equal(await store.events.insertEvent(mine('old'), []), 'inserted');
+    const batch = [mine('a', 1), mine('b'), mine('a', 2), mine('old')];
+    const outcomes = await Promise.all(batch.map((e) => store.events.insertEvent(e, [tracked(e)])));
+    assert.deepEqual(outcomes, ['inserted', 'inserted', 'duplicate', 'duplicate']);
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const { rows } = await client.query(
+        `SELECT m.data, m.event_type, m.created_at, d.endpoint_id, d.status
+           FROM ${schema}.webhook_messages m
+           JOIN ${schema}.webhook_deliveries d ON d.message_id = m.id
+          WHERE m.account_id = $1 ORDER BY m.data, d.endpoint_id`,
+        [pixel.accountId],
+      );
+      const expected = [
+        { event_id: 'a', value: 1 },
+        { event_id: 'b', value: 1 },
+      ].flatMap((data) =>
+        wanted
+          .map((w) => w.id)
+          .sort()
+          .map((endpointId) => ({
+            data: JSON.stringify(data),
+            event_type: 'event.tracked',
+            created_at: now,
+            endpoint_id: endpointId,
+            status: 'pending',
+          })),
+      );
+      assert.deepEqual(rows, expected);
+      const messages = await client.query(
+        `SELECT count(*)::int AS n FROM ${schema}.webhook_messages WHERE account_id = $1`,
+        [pixel.accountId],
+      );
+      assert.equal(messages.rows[0].n, 2, 'no message without a delivery');
+    } finally {
+      await client.end();
     }
   });
 

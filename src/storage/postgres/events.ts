@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { newMessageId } from '../../domain/ids.ts';
 import type { TrackedEvent, WebhookEvent } from '../../domain/model.ts';
 import type {
   EventQuery,
@@ -13,8 +14,7 @@ import { matchColumns } from '../match-columns.ts';
 import { getEvent } from '../queries/events.ts';
 import * as rows from '../rows.ts';
 import { type EventRow, postgresCodec } from '../rows.ts';
-import { inTransaction } from './database.ts';
-import { writeOutbox } from './outbox.ts';
+import { oneStatement } from './database.ts';
 import { PostgresRunner } from './runner.ts';
 
 export const toEvent = (r: EventRow) => rows.toEvent(postgresCodec, r);
@@ -45,71 +45,75 @@ const documents = (values: (string | null)[]): string => {
   return `${text}]`;
 };
 
+/**
+ * A time sent as its epoch milliseconds (a JSON number: cheaper to write than an ISO string,
+ * and exact), back to a timestamptz; SQL NULL stays NULL.
+ */
+const fromMs = (column: string) =>
+  `(timestamptz 'epoch' + ${column}::bigint * interval '1 millisecond')`;
+
 const sqlNull = (column: string) =>
   `CASE WHEN json_typeof(${column}) = 'null' THEN NULL ELSE ${column} END`;
 
+/** Longest NOTIFY payload sent (PostgreSQL refuses 8,000 bytes and more). */
+const MAX_NOTIFY_PAYLOAD = 7_000;
+/** Room one seq takes in a payload: a bigint's 19 digits at most, and its comma. */
+const SEQ_ROOM = 20;
+
 /**
- * Inserts events (and the outbox rows of those that are new) with one statement each, inside
- * the caller's transaction. Returns the outcome of each event, in order. Within the list the
- * first of two equal `(pixel_id, event_id)` wins, as it would arriving first on its own.
+ * The statement storing one batch: events, raw match keys, forwarding jobs, counts, the outbox
+ * and the live tail's notices, all of it. One statement is one round trip and, outside
+ * BEGIN/COMMIT, its own transaction, committed (with the WAL flush) before PostgreSQL answers:
+ * the five round trips a batch took before (BEGIN, insert, NOTIFY, outbox lookup, COMMIT),
+ * each a write, a wake-up and a read on both sides, cost the service more CPU than the rows
+ * (issue 21). It is a named prepared statement, so each connection sends its ~6 kB of text and
+ * PostgreSQL parses it once, not once per batch.
+ *
+ * One parameter per column, zipped into rows by ROWS FROM: a single statement whatever the
+ * batch size. Every column goes as one JSON array (`texts`, `documents`; numbers, and times as
+ * epoch milliseconds, `fromMs`), not as a PostgreSQL array: pg writes an array literal by escaping every element
+ * with two regular expressions (and every Date through a local-time formatter), which for the
+ * JSON columns (all quotes) cost more than the rest of the insert (docs/decisions.md, "Ingest
+ * before and after the seam"). Validation has refused NUL and unpaired surrogates, so every
+ * string survives the JSON round trip unchanged. The answer names the stored events by their
+ * place in the arrays (`arrival`), not by their keys: one small number a row to read back.
+ *
+ * seq is drawn in array order, so it keeps arrival order; the rows then go in sorted by
+ * (pixel_id, event_id). That order is what keeps two instances from deadlocking: an event_id in
+ * both their batches makes the second wait for the first transaction, and with every batch
+ * taking its keys in one global order, neither can be holding a key the other is waiting
+ * behind. The counts are upserted with their keys sorted too, for the same reason.
+ *
+ * Data-modifying WITH queries all run, referenced or not, against one snapshot; `notices` is a
+ * plain SELECT, which runs only when referenced, hence the final SELECT's count of it.
  */
-async function insertMany(
-  db: pg.PoolClient,
-  batch: Pending[],
-  channel: string,
-): Promise<{ outcomes: Outcome[]; queued: QueuedWork }> {
-  const seen = new Set<string>();
-  const firsts = batch.filter((p) => {
-    const k = key(p.event);
-    if (seen.has(k)) return false;
-    seen.add(k);
-    return true;
-  });
-  const e = firsts.map((p) => p.event);
-  const m = e.map(matchColumns);
-  // One parameter per column, zipped into rows by ROWS FROM: a single statement and a single
-  // round trip whatever the batch size. Text and JSON columns go as one JSON array each
-  // (`texts`, `documents`), not as PostgreSQL arrays: pg writes an array literal by escaping
-  // every element with two regular expressions, which for the JSON columns (all quotes) cost
-  // more than the rest of the insert (docs/decisions.md, "Ingest before and after the seam").
-  // Validation has refused NUL and unpaired surrogates, so every string survives the JSON
-  // round trip unchanged. seq is drawn in array order, so it keeps arrival order; the rows
-  // then go in sorted by (pixel_id, event_id). That order is what keeps two instances from
-  // deadlocking: an event_id in both their batches makes the second wait for the first
-  // transaction, and with every batch taking its keys in one global order, neither can be
-  // holding a key the other is waiting behind.
-  // The same statement adds the rows it really inserted (RETURNING skips the duplicates) to
-  // the all-time, daily and hourly counts: one multi-row upsert per table, in the batch's
-  // transaction. Keys go in sorted there too, for the same reason.
-  const { rows } = await db.query<{
-    seq: string;
-    pixel_id: string;
-    event_id: string;
-    jobs: boolean;
-  }>(
-    `WITH arrived AS MATERIALIZED (
+const INSERT_BATCH: Omit<pg.QueryConfig, 'values'> = {
+  name: 'trackway_insert_events',
+  text: `WITH arrived AS MATERIALIZED (
        SELECT nextval((SELECT pg_get_serial_sequence('events', 'seq'))::regclass) AS seq,
-              e.account_id, e.pixel_id, e.event_id, e.event_name, e.value, e.currency,
-              e.timestamp, e.received_at, e.url, e.referrer, e.title, e.search_string,
+              e.account_id, e.pixel_id, e.event_id, e.event_name, e.value::float8 AS value,
+              e.currency, ${fromMs('e.timestamp')} AS timestamp,
+              ${fromMs('e.received_at')} AS received_at, e.url, e.referrer, e.title,
+              e.search_string,
               ${sqlNull('e.user_data')} AS user_data,
               ${sqlNull('e.custom_data')} AS custom_data,
               e.action_source,
               ${sqlNull('e.platform_hashes')} AS platform_hashes,
               ${sqlNull('e.match_quality')} AS match_quality,
-              e.raw_expires_at,
+              ${fromMs('e.raw_expires_at')} AS raw_expires_at,
               ${sqlNull('e.match_keys')} AS match_keys,
               ${sqlNull('e.location')} AS location,
               e.arrival
          FROM ROWS FROM (json_array_elements_text($1::json), json_array_elements_text($2::json),
            json_array_elements_text($3::json), json_array_elements_text($4::json),
-           unnest($5::float8[]), json_array_elements_text($6::json), unnest($7::timestamptz[]),
-           unnest($8::timestamptz[]), json_array_elements_text($9::json),
-           json_array_elements_text($10::json), json_array_elements_text($11::json),
-           json_array_elements_text($12::json), json_array_elements($13::json),
-           json_array_elements($14::json), json_array_elements_text($15::json),
-           json_array_elements($16::json), json_array_elements($17::json),
-           unnest($18::timestamptz[]), json_array_elements($19::json),
-           json_array_elements($20::json)) WITH ORDINALITY
+           json_array_elements_text($5::json), json_array_elements_text($6::json),
+           json_array_elements_text($7::json), json_array_elements_text($8::json),
+           json_array_elements_text($9::json), json_array_elements_text($10::json),
+           json_array_elements_text($11::json), json_array_elements_text($12::json),
+           json_array_elements($13::json), json_array_elements($14::json),
+           json_array_elements_text($15::json), json_array_elements($16::json),
+           json_array_elements($17::json), json_array_elements_text($18::json),
+           json_array_elements($19::json), json_array_elements($20::json)) WITH ORDINALITY
            AS e (account_id, pixel_id, event_id, event_name, value, currency, timestamp,
              received_at, url, referrer, title, search_string, user_data, custom_data,
              action_source, platform_hashes, match_quality, raw_expires_at, match_keys,
@@ -178,17 +182,88 @@ async function insertMany(
            value_sum = event_counts.value_sum + excluded.value_sum,
            match_sum = event_counts.match_sum + excluded.match_sum,
            match_n = event_counts.match_n + excluded.match_n
+     ), emitted AS (
+       -- The outbox (outbox.ts, the same rows writeOutbox writes): one message per webhook
+       -- event of a newly stored event whose account has an enabled endpoint subscribed to its
+       -- type, and one delivery per such endpoint. Duplicates emit nothing.
+       SELECT m.id, m.account_id, m.event_type, m.data, ${fromMs('m.created_at')} AS created_at
+         FROM ROWS FROM (json_array_elements_text($22::json), json_array_elements_text($23::json),
+           json_array_elements_text($24::json), json_array_elements_text($25::json),
+           json_array_elements_text($26::json), json_array_elements_text($27::json))
+           AS m (arrival, id, account_id, event_type, data, created_at)
+         JOIN arrived a ON a.arrival = m.arrival::bigint
+         JOIN inserted i ON i.seq = a.seq
+        WHERE EXISTS (SELECT 1 FROM webhook_endpoints w
+                       WHERE w.account_id = m.account_id AND w.enabled
+                         AND w.deleted_at IS NULL AND m.event_type = ANY (w.events))
+     ), messages AS (
+       INSERT INTO webhook_messages (id, account_id, event_type, data, created_at)
+       SELECT id, account_id, event_type, data, created_at FROM emitted
+       RETURNING 1
+     ), deliveries AS (
+       -- The message rows are inserted by the same statement: the foreign key is checked at
+       -- its end, when they are there.
+       INSERT INTO webhook_deliveries (message_id, endpoint_id, account_id, status, attempts,
+         next_attempt_at)
+       SELECT m.id, w.id, m.account_id, 'pending', 0, m.created_at
+         FROM emitted m
+         JOIN webhook_endpoints w ON w.account_id = m.account_id AND w.enabled
+          AND w.deleted_at IS NULL AND m.event_type = ANY (w.events)
+     ), notices AS (
+       -- Tells every instance's live tail which events this transaction stored: \`<pixel_id>
+       -- <seq>,<seq>…\` on the store's channel, split so no payload passes
+       -- MAX_NOTIFY_PAYLOAD. NOTIFY is transactional, so listeners hear of the events only
+       -- once they are committed, and never of a rolled-back batch.
+       SELECT pg_notify($21, pixel_id || ' ' || string_agg(seq::text, ',' ORDER BY seq))
+         FROM (SELECT pixel_id, seq,
+                      (row_number() OVER (PARTITION BY pixel_id ORDER BY seq) - 1)
+                        / greatest(1, (${MAX_NOTIFY_PAYLOAD} - 1 - octet_length(pixel_id)) / ${SEQ_ROOM})
+                        AS part
+                 FROM inserted) s
+        GROUP BY pixel_id, part
      )
-     SELECT seq::text, pixel_id, event_id, EXISTS (SELECT 1 FROM jobs) AS jobs FROM inserted`,
-    [
+     SELECT a.arrival::int AS arrival, q.messages, q.jobs
+       FROM inserted i JOIN arrived a ON a.seq = i.seq, (SELECT count(*) FROM notices) n,
+            (SELECT EXISTS (SELECT 1 FROM messages) AS messages,
+                    EXISTS (SELECT 1 FROM jobs) AS jobs) q`,
+};
+
+/**
+ * Inserts events (and the outbox rows of those that are new) with one statement
+ * (INSERT_BATCH), as one transaction. Returns the outcome of each event, in order. Within the
+ * list the first of two equal `(pixel_id, event_id)` wins, as it would arriving first on its
+ * own.
+ */
+async function insertMany(
+  pool: pg.Pool,
+  batch: Pending[],
+  channel: string,
+): Promise<{ outcomes: Outcome[]; queued: QueuedWork }> {
+  const seen = new Set<string>();
+  const firsts = batch.filter((p) => {
+    const k = key(p.event);
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+  const e = firsts.map((p) => p.event);
+  const m = e.map(matchColumns);
+  // Only the first of equal keys can have been inserted: the others' messages never go. An
+  // event is named by its place in `firsts`, counted from 1 (its `arrival` in the statement).
+  const emitted = firsts.flatMap((p, i) => p.emit.map((event) => ({ arrival: i + 1, event })));
+  const ms = (d: Date) => d.getTime();
+  const { rows } = await oneStatement<{ arrival: number; messages: boolean; jobs: boolean }>(pool, {
+    ...INSERT_BATCH,
+    values: [
       texts(e.map((x) => x.accountId)),
       texts(e.map((x) => x.pixelId)),
       texts(e.map((x) => x.eventId)),
       texts(e.map((x) => x.eventName)),
-      e.map((x) => x.value),
+      // Finite (validation refuses the rest), so JSON.stringify writes each as String() would.
+      JSON.stringify(e.map((x) => x.value)),
       texts(e.map((x) => x.currency)),
-      e.map((x) => x.timestamp),
-      e.map((x) => x.receivedAt),
+      JSON.stringify(e.map((x) => ms(x.timestamp))),
+      JSON.stringify(e.map((x) => ms(x.receivedAt))),
       texts(e.map((x) => x.url)),
       texts(e.map((x) => x.referrer)),
       texts(e.map((x) => x.title)),
@@ -202,61 +277,27 @@ async function insertMany(
       texts(m.map((x) => x.actionSource)),
       documents(m.map((x) => x.platformHashes)),
       documents(m.map((x) => x.matchQuality)),
-      m.map((x) => (x.raw === null ? null : new Date(x.raw.expiresAtMs))),
+      JSON.stringify(m.map((x) => x.raw?.expiresAtMs ?? null)),
       documents(m.map((x) => x.raw?.matchKeys ?? null)),
       documents(m.map((x) => x.raw?.location ?? null)),
+      channel,
+      JSON.stringify(emitted.map((x) => x.arrival)),
+      texts(emitted.map(() => newMessageId())),
+      texts(emitted.map((x) => x.event.accountId)),
+      texts(emitted.map((x) => x.event.type)),
+      texts(emitted.map((x) => JSON.stringify(x.event.data))),
+      JSON.stringify(emitted.map((x) => ms(x.event.occurredAt))),
     ],
-  );
-  const inserted = new Set(rows.map((r) => `${r.pixel_id}\u0000${r.event_id}`));
-  await announceInserted(db, channel, rows);
-  const winners = new Set(firsts);
-  const outcomes = batch.map(
-    (p): Outcome => (winners.has(p) && inserted.has(key(p.event)) ? 'inserted' : 'duplicate'),
-  );
-  // The outbox rows commit with the events that caused them; duplicates emit nothing.
-  const messages = await writeOutbox(
-    db,
-    batch.flatMap((p, i) => (outcomes[i] === 'inserted' ? p.emit : [])),
-  );
+  });
+  const stored = new Set(rows.map((r) => r.arrival));
+  const arrival = new Map(firsts.map((p, i) => [p, i + 1]));
   return {
-    outcomes,
-    queued: { webhookMessages: messages > 0, forwardingJobs: rows[0]?.jobs === true },
+    outcomes: batch.map(
+      (p): Outcome => (stored.has(arrival.get(p) ?? 0) ? 'inserted' : 'duplicate'),
+    ),
+    // What the workers have to look for: said by the statement that wrote it.
+    queued: { webhookMessages: rows[0]?.messages === true, forwardingJobs: rows[0]?.jobs === true },
   };
-}
-
-/** Longest NOTIFY payload sent (PostgreSQL refuses 8,000 bytes and more). */
-const MAX_NOTIFY_PAYLOAD = 7_000;
-
-/**
- * Tells every instance's live tail which events this transaction stored: `<pixel_id>
- * <seq>,<seq>…` on the store's channel. NOTIFY is transactional, so listeners hear of the
- * events only once they are committed, and never of a rolled-back batch.
- */
-async function announceInserted(
-  db: pg.PoolClient,
-  channel: string,
-  rows: { seq: string; pixel_id: string }[],
-): Promise<void> {
-  if (rows.length === 0) return;
-  const byPixel = new Map<string, string[]>();
-  for (const r of rows) {
-    const seqs = byPixel.get(r.pixel_id);
-    if (seqs) seqs.push(r.seq);
-    else byPixel.set(r.pixel_id, [r.seq]);
-  }
-  const payloads: string[] = [];
-  for (const [pixelId, seqs] of byPixel) {
-    let current = '';
-    for (const seq of seqs) {
-      if (current !== '' && current.length + seq.length + 1 > MAX_NOTIFY_PAYLOAD) {
-        payloads.push(current);
-        current = '';
-      }
-      current = current === '' ? `${pixelId} ${seq}` : `${current},${seq}`;
-    }
-    payloads.push(current);
-  }
-  await db.query('SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p', [channel, payloads]);
 }
 
 /**
@@ -276,9 +317,7 @@ export class PostgresEventStore implements EventStore {
   ) {
     this.runner = new PostgresRunner(pool);
     this.batches = new GroupCommit(async (batch) => {
-      const { outcomes, queued } = await inTransaction(this.pool, (db) =>
-        insertMany(db, batch, channel),
-      );
+      const { outcomes, queued } = await insertMany(this.pool, batch, channel);
       // After the commit, as announce.ts's other notices.
       if (queued.webhookMessages || queued.forwardingJobs) {
         for (const listener of this.queuedListeners) listener(queued);
