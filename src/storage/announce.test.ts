@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { bareEvent, testStores } from '../../test/harness.ts';
+import { bareEvent, storedPixel, testStores } from '../../test/harness.ts';
 import { CommitSignal } from '../domain/commits.ts';
 import { newId } from '../domain/ids.ts';
 import type { WebhookEndpoint, WebhookEvent } from '../domain/model.ts';
@@ -41,40 +41,10 @@ for (const kind of await testStores()) {
       await work();
       return [wakes - before[0]!, forwarderWakes - before[1]!];
     };
-    const newAccount = async () => {
-      const accountId = newId('acct');
-      await store.accounts.createAccount(
-        {
-          id: accountId,
-          name: 'A',
-          plan: 'pro',
-          status: 'active',
-          customRequestsPerMinute: null,
-          customDailyLimit: null,
-          createdAt: T0,
-        },
-        null,
-      );
-      const pixelId = newId('px');
-      await store.pixels.createPixel(
-        {
-          id: pixelId,
-          accountId,
-          name: 'Shop',
-          domain: 'shop.example.com',
-          trackingDomain: 'shop.example.com',
-          status: 'active',
-          createdAt: T0,
-          updatedAt: T0,
-        },
-        null,
-        [],
-      );
-      return { accountId, pixelId };
-    };
 
     it('wakes a worker only when the commit of events queued work for it', async () => {
-      const { accountId, pixelId } = await newAccount();
+      // Straight to the unwrapped store: creating the fixture wakes nobody in this test.
+      const { accountId, id: pixelId } = await storedPixel(raw, T0);
       const tracked = (eventId: string): WebhookEvent => ({
         accountId,
         type: 'event.tracked',
