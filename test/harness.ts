@@ -16,7 +16,7 @@ import { createAccount } from '../src/domain/accounts/accounts.ts';
 import type { PlanName } from '../src/domain/accounts/plans.ts';
 import { CommitSignal } from '../src/domain/commits.ts';
 import { newId } from '../src/domain/ids.ts';
-import type { Account, Pixel, TrackedEvent } from '../src/domain/model.ts';
+import type { Account, Pixel, TrackedEvent, WebhookEndpoint } from '../src/domain/model.ts';
 import type { Clock, RateLimiter, Store, Timers } from '../src/domain/ports.ts';
 import { type App, buildApp } from '../src/http/app.ts';
 import type { Metrics } from '../src/http/metrics.ts';
@@ -302,6 +302,30 @@ export function bareEvent(
     userData: null,
     customData: null,
     ...fields,
+  };
+}
+
+/** A webhook endpoint of `accountId` as created at `at`, enabled, for the storage suites. */
+export function webhookEndpoint(
+  accountId: string,
+  at: Date,
+  overrides: Partial<WebhookEndpoint> = {},
+): WebhookEndpoint {
+  return {
+    id: newId('wh'),
+    accountId,
+    url: 'https://hooks.example.com/in',
+    events: ['event.tracked', 'pixel.created'],
+    description: null,
+    enabled: true,
+    secret: 'whsec_test',
+    previousSecret: null,
+    previousSecretExpiresAt: null,
+    failingSince: null,
+    disabledReason: null,
+    createdAt: at,
+    updatedAt: at,
+    ...overrides,
   };
 }
 

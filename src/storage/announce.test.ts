@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { bareEvent, storedPixel, testStores } from '../../test/harness.ts';
+import { bareEvent, storedPixel, testStores, webhookEndpoint } from '../../test/harness.ts';
 import { CommitSignal } from '../domain/commits.ts';
 import { newId } from '../domain/ids.ts';
-import type { WebhookEndpoint, WebhookEvent } from '../domain/model.ts';
+import type { WebhookEvent } from '../domain/model.ts';
 import type { Store, StoredCounts } from '../domain/ports.ts';
 import { announceCommits } from './announce.ts';
 
@@ -82,21 +82,7 @@ for (const kind of await testStores()) {
 
       // An endpoint for event.tracked: now the message is written too.
       await store.webhooks.createEndpoint(
-        {
-          id: newId('wh'),
-          accountId,
-          url: 'https://hooks.example.com/',
-          events: ['event.tracked'],
-          description: null,
-          enabled: true,
-          secret: 'whsec_x',
-          previousSecret: null,
-          previousSecretExpiresAt: null,
-          failingSince: null,
-          disabledReason: null,
-          createdAt: T0,
-          updatedAt: T0,
-        },
+        webhookEndpoint(accountId, T0, { events: ['event.tracked'] }),
         null,
       );
       assert.deepEqual(await wokeBoth(() => track('q-4')), [1, 1]);
@@ -146,21 +132,10 @@ for (const kind of await testStores()) {
         data: {},
       };
       assert.equal(await woke(() => store.pixels.createPixel(pixel, null, [message])), 1);
-      const endpoint: WebhookEndpoint = {
-        id: newId('wh'),
-        accountId,
-        url: 'https://hooks.example.com/',
+      const endpoint = webhookEndpoint(accountId, T0, {
         events: ['event.tracked'],
-        description: null,
         enabled: false,
-        secret: 'whsec_x',
-        previousSecret: null,
-        previousSecretExpiresAt: null,
-        failingSince: null,
-        disabledReason: null,
-        createdAt: T0,
-        updatedAt: T0,
-      };
+      });
       assert.equal(await woke(() => store.webhooks.createEndpoint(endpoint, null)), 0);
       // Switched back on: its pending deliveries are due again.
       const enable = (enabled: boolean) =>

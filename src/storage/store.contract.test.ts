@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { testStores } from '../../test/harness.ts';
+import { testStores, webhookEndpoint } from '../../test/harness.ts';
 import { matchQualityOfRecord } from '../domain/forwarding/match-quality.ts';
 import { newId } from '../domain/ids.ts';
 import type {
@@ -73,24 +73,8 @@ function event(p: Pixel, overrides: Partial<TrackedEvent> = {}): TrackedEvent {
   };
 }
 
-function endpoint(accountId: string, overrides: Partial<WebhookEndpoint> = {}): WebhookEndpoint {
-  return {
-    id: newId('wh'),
-    accountId,
-    url: 'https://hooks.example.com/in',
-    events: ['event.tracked', 'pixel.created'],
-    description: null,
-    enabled: true,
-    secret: 'whsec_test',
-    previousSecret: null,
-    previousSecretExpiresAt: null,
-    failingSince: null,
-    disabledReason: null,
-    createdAt: T0,
-    updatedAt: T0,
-    ...overrides,
-  };
-}
+const endpoint = (accountId: string, overrides: Partial<WebhookEndpoint> = {}) =>
+  webhookEndpoint(accountId, T0, overrides);
 
 const tracked = (e: TrackedEvent): WebhookEvent => ({
   accountId: e.accountId,

@@ -13,6 +13,7 @@ import {
   postgresSuite,
   postgresUrl,
   storedPixel,
+  webhookEndpoint,
 } from '../../../test/harness.ts';
 import { newId } from '../../domain/ids.ts';
 import type {
@@ -237,22 +238,8 @@ describe('PostgreSQL group commit', await postgresSuite(), () => {
     // event_ids in one batch only the first emits, a duplicate of a stored event emits
     // nothing, and only enabled, undeleted endpoints subscribed to the type get a delivery.
     const pixel = await storedPixel(store, now);
-    const endpoint = (events: WebhookEventType[], more: Partial<WebhookEndpoint> = {}) => ({
-      id: newId('wh'),
-      accountId: pixel.accountId,
-      url: 'https://hooks.example.com/in',
-      events,
-      description: null,
-      enabled: true,
-      secret: 'whsec_test',
-      previousSecret: null,
-      previousSecretExpiresAt: null,
-      failingSince: null,
-      disabledReason: null,
-      createdAt: now,
-      updatedAt: now,
-      ...more,
-    });
+    const endpoint = (events: WebhookEventType[], more: Partial<WebhookEndpoint> = {}) =>
+      webhookEndpoint(pixel.accountId, now, { events, ...more });
     const wanted = [endpoint(['event.tracked']), endpoint(['pixel.updated', 'event.tracked'])];
     const others = [
       endpoint(['pixel.updated']),
