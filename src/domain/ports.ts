@@ -143,9 +143,8 @@ export interface EventStore {
    * Tells `listener`, once per durable commit of events, whether that commit wrote webhook
    * messages or forwarding jobs, so each worker looks for work only when some was queued
    * (announce.ts). Most accounts have no endpoint or destination: their commits wake nobody.
-   * An adapter without it wakes both workers on every stored event.
    */
-  onQueued?(listener: (queued: QueuedWork) => void): void;
+  onQueued(listener: (queued: QueuedWork) => void): void;
 }
 
 /** What one commit of events queued for the workers. */

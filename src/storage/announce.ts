@@ -1,9 +1,10 @@
 /**
  * Commits announce themselves: every port method that writes webhook messages (or puts a
  * delivery back in the queue) or stores events tells the notifier once it has committed. Done
- * here once, around any adapter, so neither a route nor an adapter can forget it.
+ * here once, around any adapter, so neither a route nor an adapter can forget it. (Event
+ * commits are the one case the adapter reports itself, through `onQueued`: only it knows
+ * whether a commit wrote messages or forwarding jobs.)
  */
-import type { WebhookEvent } from '../domain/model.ts';
 import type { Change, CommitNotifier, InsertOutcome, Store } from '../domain/ports.ts';
 
 /** `change`, noting whether the version that committed emitted anything. */
@@ -26,31 +27,17 @@ export function announceCommits(store: Store, notifier: CommitNotifier): Store {
   const outboxIf = (wrote: boolean) => {
     if (wrote) notifier.outboxWritten();
   };
-  // An adapter that says what each commit of events queued wakes a worker only when that
-  // commit gave it work: a look costs a query or two, once per commit, which on a busy ingest
-  // path with no endpoint or destination is all cost and no work.
-  const reportsQueued = events.onQueued !== undefined;
-  events.onQueued?.((queued) => {
+  // The event store says what each commit of events queued, so a worker is woken only when
+  // that commit gave it work: a look costs a query or two, which on a busy ingest path with no
+  // endpoint or destination would be all cost and no work.
+  events.onQueued((queued) => {
     if (queued.webhookMessages) notifier.outboxWritten();
     if (queued.forwardingJobs) notifier.forwardingQueued();
   });
-  const counted = (outcomes: InsertOutcome[], emits: WebhookEvent[][]) => {
+  const counted = (outcomes: InsertOutcome[]) => {
     let stored = 0;
-    let deduplicated = 0;
-    let messages = false;
-    outcomes.forEach((outcome, i) => {
-      if (outcome === 'duplicate') deduplicated += 1;
-      else {
-        stored += 1;
-        if ((emits[i]?.length ?? 0) > 0) messages = true;
-      }
-    });
-    notifier.eventsStored({ stored, deduplicated });
-    if (reportsQueued) return;
-    // Otherwise: whatever an event emitted may have been written, and any new event may have
-    // forwarding jobs.
-    outboxIf(messages);
-    if (stored > 0) notifier.forwardingQueued();
+    for (const outcome of outcomes) if (outcome !== 'duplicate') stored += 1;
+    notifier.eventsStored({ stored, deduplicated: outcomes.length - stored });
   };
   return {
     accounts: {
@@ -87,21 +74,16 @@ export function announceCommits(store: Store, notifier: CommitNotifier): Store {
     events: {
       async insertEvent(event, emit) {
         const outcome = await events.insertEvent(event, emit);
-        counted([outcome], [emit]);
+        counted([outcome]);
         return outcome;
       },
       async insertEvents(list) {
         const results = await events.insertEvents(list);
-        const outcomes: InsertOutcome[] = [];
-        const emits: WebhookEvent[][] = [];
-        results.forEach((result, i) => {
-          if (result.status !== 'fulfilled') return;
-          outcomes.push(result.value);
-          emits.push(list[i]!.emit);
-        });
-        counted(outcomes, emits);
+        counted(results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : [])));
         return results;
       },
+      // Already listened to above; another listener (none today) would be told the same.
+      onQueued: (listener) => events.onQueued(listener),
       listEvents: (query) => events.listEvents(query),
       getEvent: (accountId, pixelId, eventId) => events.getEvent(accountId, pixelId, eventId),
     },

@@ -54,8 +54,8 @@ export async function insertMessages(
  * enabled endpoint. A batch of events costs one endpoint lookup, and nothing more when the
  * accounts have no endpoints.
  */
-export async function writeOutbox(db: Queryable, events: WebhookEvent[]): Promise<number> {
-  if (events.length === 0) return 0;
+export async function writeOutbox(db: Queryable, events: WebhookEvent[]): Promise<void> {
+  if (events.length === 0) return;
   const { rows } = await db.query<{ id: string; account_id: string; type: string }>(
     `SELECT e.id, q.account_id, q.type
        FROM unnest($1::text[], $2::text[]) AS q(account_id, type)
@@ -64,7 +64,7 @@ export async function writeOutbox(db: Queryable, events: WebhookEvent[]): Promis
       ORDER BY e.created_at, e.id`,
     [events.map((e) => e.accountId), events.map((e) => e.type)],
   );
-  if (rows.length === 0) return 0;
+  if (rows.length === 0) return;
   const targets = new Map<string, string[]>();
   for (const row of rows) {
     const key = `${row.account_id}\u0000${row.type}`;
@@ -76,5 +76,4 @@ export async function writeOutbox(db: Queryable, events: WebhookEvent[]): Promis
     .map((event) => ({ event, targets: targets.get(`${event.accountId}\u0000${event.type}`) }))
     .filter((m): m is { event: WebhookEvent; targets: string[] } => m.targets !== undefined);
   await insertMessages(db, messages);
-  return messages.length;
 }

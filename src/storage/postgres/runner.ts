@@ -6,7 +6,7 @@ import { inTransaction } from './database.ts';
 type Queryable = pg.Pool | pg.PoolClient;
 
 /** Writes emitted webhook messages with the transaction's client (outbox.ts writeOutbox). */
-export type Outbox = (db: Queryable, events: WebhookEvent[]) => Promise<unknown>;
+export type Outbox = (db: Queryable, events: WebhookEvent[]) => Promise<void>;
 
 /**
  * Drives shared queries (sql/query.ts) on pg: each yielded statement is awaited on the pool,
