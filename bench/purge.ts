@@ -34,7 +34,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import type pg from 'pg';
-import { newId } from '../src/domain/ids.ts';
+import { newId, newPublishableKey } from '../src/domain/ids.ts';
 import { PURGE_FIRST_AFTER_MS, purgeExpired } from '../src/domain/lifecycle/retention.ts';
 import { systemClock } from '../src/domain/ports.ts';
 import { PostgresStore } from '../src/storage/postgres/store.ts';
@@ -129,6 +129,9 @@ async function seed(databaseUrl: string, store: SqliteStore | PostgresStore): Pr
       name: 'Old',
       domain: 'old.example.com',
       trackingDomain: 'old.example.com',
+      publishableKey: newPublishableKey(),
+      previousPublishableKey: null,
+      previousKeyExpiresAt: null,
       status: 'active',
       createdAt: now,
       updatedAt: now,

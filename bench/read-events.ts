@@ -40,7 +40,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { chromium } from 'playwright-core';
 import { createAccount } from '../src/domain/accounts/accounts.ts';
-import { newId } from '../src/domain/ids.ts';
+import { newId, newPublishableKey } from '../src/domain/ids.ts';
 import { systemClock } from '../src/domain/ports.ts';
 import { PostgresStore } from '../src/storage/postgres/store.ts';
 import { SqliteStore } from '../src/storage/sqlite/store.ts';
@@ -164,6 +164,9 @@ async function seedAccount(store: SqliteStore | PostgresStore) {
       name: 'Big',
       domain: 'big.example.com',
       trackingDomain: 'big.example.com',
+      publishableKey: newPublishableKey(),
+      previousPublishableKey: null,
+      previousKeyExpiresAt: null,
       status: 'active',
       createdAt: now,
       updatedAt: now,

@@ -7,6 +7,7 @@
  *
  *   npm run bench:seam -- [--calls 10000] [--rounds 3] [--postgres postgres://postgres@127.0.0.1:5432/test]
  */
+import { newPublishableKey } from '../src/domain/ids.ts';
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -160,6 +161,9 @@ async function fixture(store: SqliteStore | PostgresStore) {
       name: 'Shop',
       domain: 'shop.example.com',
       trackingDomain: 'shop.example.com',
+      publishableKey: newPublishableKey(),
+      previousPublishableKey: null,
+      previousKeyExpiresAt: null,
       status: 'active',
       createdAt: now,
       updatedAt: now,

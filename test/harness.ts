@@ -15,7 +15,7 @@ import { createPlatformGateway } from '../src/delivery/platform-sender.ts';
 import { createAccount } from '../src/domain/accounts/accounts.ts';
 import type { PlanName } from '../src/domain/accounts/plans.ts';
 import { CommitSignal } from '../src/domain/commits.ts';
-import { newId } from '../src/domain/ids.ts';
+import { newId, newPublishableKey } from '../src/domain/ids.ts';
 import type { Account, Pixel, TrackedEvent, WebhookEndpoint } from '../src/domain/model.ts';
 import type { Clock, RateLimiter, Store, Timers } from '../src/domain/ports.ts';
 import { type App, buildApp } from '../src/http/app.ts';
@@ -353,6 +353,9 @@ export async function storedPixel(store: Store, at: Date): Promise<Pixel> {
     name: 'Shop',
     domain: 'shop.example.com',
     trackingDomain: 'shop.example.com',
+    publishableKey: newPublishableKey(),
+    previousPublishableKey: null,
+    previousKeyExpiresAt: null,
     status: 'active',
     createdAt: at,
     updatedAt: at,

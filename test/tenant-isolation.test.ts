@@ -50,6 +50,10 @@ for (const kind of await testStores()) {
       ],
       ['GET events', { method: 'GET', url: `/v1/pixels/${theirs.pixel}/events` }],
       [
+        'rotate publishable key',
+        { method: 'POST', url: `/v1/pixels/${theirs.pixel}/publishable-key/rotate` },
+      ],
+      [
         'POST track',
         {
           method: 'POST',

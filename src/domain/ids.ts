@@ -102,3 +102,14 @@ export function newEventId(): string {
 export function newMessageId(): string {
   return `msg_${uuidv7()}`;
 }
+
+/**
+ * A pixel's publishable key: `tw_pub_` + 24 base62. Not a secret (it sits in the shop's pages),
+ * so it is stored as is and carries no checksum: it opens `POST /v1/collect` for one pixel,
+ * from that pixel's sites, and nothing else.
+ */
+export function newPublishableKey(): string {
+  return `tw_pub_${randomBase62(24)}`;
+}
+
+export const PUBLISHABLE_KEY_PATTERN = /^tw_pub_[0-9A-Za-z]{24}$/;

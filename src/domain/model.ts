@@ -34,6 +34,14 @@ export interface Pixel {
   domain: string;
   trackingDomain: string;
   status: PixelStatus;
+  /**
+   * `tw_pub_` + 24 base62: sends browser events to this pixel only, from its own sites, on
+   * `POST /v1/collect` only. Not a secret: it is written into the shop's pages.
+   */
+  publishableKey: string;
+  /** The key a rotation replaced, still accepted until `previousKeyExpiresAt` (24 h). */
+  previousPublishableKey: string | null;
+  previousKeyExpiresAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }

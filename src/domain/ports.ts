@@ -102,6 +102,13 @@ export interface PixelStore {
     pixelId: string,
     change: Change<Pixel>,
   ): Promise<{ before: Pixel; after: Pixel } | null>;
+  /**
+   * The pixel (of any account) a publishable key opens: its current key, or the previous one
+   * until that expires at `now`.
+   */
+  findByPublishableKey(key: string, now: Date): Promise<Pixel | null>;
+  /** Whether the hostname is an active pixel's domain, a subdomain of it, or its tracking domain. */
+  isPixelSite(hostname: string): Promise<boolean>;
 }
 
 export interface EventQuery extends Page {

@@ -46,6 +46,7 @@ import { registerCreatePixel } from './routes/pixels.create.ts';
 import { registerErasure } from './routes/pixels.erasure.ts';
 import { registerGetPixel } from './routes/pixels.get.ts';
 import { registerListPixels } from './routes/pixels.list.ts';
+import { registerRotatePublishableKey } from './routes/pixels.rotate-publishable-key.ts';
 import { registerUpdatePixel } from './routes/pixels.update.ts';
 import { registerGetStats } from './routes/stats.get.ts';
 import { registerTrackBatch } from './routes/track.batch.post.ts';
@@ -406,6 +407,7 @@ export async function buildApp(given: AppDeps): Promise<App> {
     registerCreatePixel(v1, deps);
     registerGetPixel(v1, deps);
     registerUpdatePixel(v1, deps);
+    registerRotatePublishableKey(v1, deps);
     registerListEvents(v1, deps);
     registerCreateWebhook(v1, deps);
     registerListWebhooks(v1, deps);

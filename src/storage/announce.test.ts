@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { bareEvent, storedPixel, testStores, webhookEndpoint } from '../../test/harness.ts';
 import { CommitSignal } from '../domain/commits.ts';
-import { newId } from '../domain/ids.ts';
+import { newId, newPublishableKey } from '../domain/ids.ts';
 import type { WebhookEvent } from '../domain/model.ts';
 import type { Store, StoredCounts } from '../domain/ports.ts';
 import { announceCommits } from './announce.ts';
@@ -121,6 +121,9 @@ for (const kind of await testStores()) {
         name: 'Shop',
         domain: 'shop.example.com',
         trackingDomain: 'shop.example.com',
+        publishableKey: newPublishableKey(),
+        previousPublishableKey: null,
+        previousKeyExpiresAt: null,
         status: 'active' as const,
         createdAt: T0,
         updatedAt: T0,

@@ -70,6 +70,8 @@ export function announceCommits(store: Store, notifier: CommitNotifier): Store {
         outboxIf(result !== null && noted.emitted());
         return result;
       },
+      findByPublishableKey: (key, now) => pixels.findByPublishableKey(key, now),
+      isPixelSite: (hostname) => pixels.isPixelSite(hostname),
     },
     events: {
       async insertEvent(event, emit) {

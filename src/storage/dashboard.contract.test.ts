@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { testStores } from '../../test/harness.ts';
-import { newId } from '../domain/ids.ts';
+import { newId, newPublishableKey } from '../domain/ids.ts';
 import type { Account, Pixel, TrackedEvent } from '../domain/model.ts';
 import type { Store } from '../domain/ports.ts';
 
@@ -32,6 +32,9 @@ function pixel(accountId: string): Pixel {
     name: 'Shop',
     domain: 'shop.example.com',
     trackingDomain: 'shop.example.com',
+    publishableKey: newPublishableKey(),
+    previousPublishableKey: null,
+    previousKeyExpiresAt: null,
     status: 'active',
     createdAt: T0,
     updatedAt: T0,

@@ -107,6 +107,9 @@ export const toPixel = (c: Codec, r: PixelRow): Pixel => ({
   domain: r.domain,
   trackingDomain: r.tracking_domain,
   status: r.status as PixelStatus,
+  publishableKey: r.publishable_key,
+  previousPublishableKey: r.previous_publishable_key,
+  previousKeyExpiresAt: timeOrNull(c, r.previous_publishable_key_expires_at),
   createdAt: c.time(r.created_at),
   updatedAt: c.time(r.updated_at),
 });

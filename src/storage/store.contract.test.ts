@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { testStores, webhookEndpoint } from '../../test/harness.ts';
 import { matchQualityOfRecord } from '../domain/forwarding/match-quality.ts';
-import { newId } from '../domain/ids.ts';
+import { newId, newPublishableKey } from '../domain/ids.ts';
 import type {
   Account,
   ClaimedDelivery,
@@ -46,6 +46,9 @@ function pixel(accountId: string, overrides: Partial<Pixel> = {}): Pixel {
     name: 'Shop',
     domain: 'shop.example.com',
     trackingDomain: 'shop.example.com',
+    publishableKey: newPublishableKey(),
+    previousPublishableKey: null,
+    previousKeyExpiresAt: null,
     status: 'active',
     createdAt: T0,
     updatedAt: T0,

@@ -37,6 +37,9 @@ export function withPixelCache(
         cache.delete(key(accountId, pixelId));
       }
     },
+    findByPublishableKey: (publishableKey, now) =>
+      store.pixels.findByPublishableKey(publishableKey, now),
+    isPixelSite: (hostname) => store.pixels.isPixelSite(hostname),
   };
   return {
     store: {

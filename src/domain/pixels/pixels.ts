@@ -2,7 +2,7 @@ import { PLANS } from '../accounts/plans.ts';
 import type { Context } from '../context.ts';
 import { invalidField, pixelNotFound, TrackwayError } from '../errors.ts';
 import { pageOf } from '../events/list-events.ts';
-import { newId } from '../ids.ts';
+import { newId, newPublishableKey } from '../ids.ts';
 import type { Pixel, WebhookEvent } from '../model.ts';
 import type {
   CreatePixelInput,
@@ -19,6 +19,7 @@ export function pixelObject(pixel: Pixel): PixelObject {
     domain: pixel.domain,
     tracking_domain: pixel.trackingDomain,
     status: pixel.status,
+    publishable_key: pixel.publishableKey,
     created_at: pixel.createdAt.toISOString(),
   };
 }
@@ -45,6 +46,9 @@ export async function createPixel({
     name: displayName(input.name),
     domain,
     trackingDomain: input.tracking_domain?.toLowerCase() ?? domain,
+    publishableKey: newPublishableKey(),
+    previousPublishableKey: null,
+    previousKeyExpiresAt: null,
     status: 'active',
     createdAt: now,
     updatedAt: now,
@@ -137,6 +141,43 @@ export async function updatePixel({
     if (Object.keys(previous).length === 0) return null;
     next.updatedAt = now;
     const data = { ...pixelObject(next), previous_attributes: previous };
+    return {
+      next,
+      emit: [{ accountId: next.accountId, type: 'pixel.updated', occurredAt: now, data }],
+    };
+  });
+  if (!result) throw pixelNotFound(pixelId);
+  return pixelObject(result.after);
+}
+
+/** How long a rotated-out publishable key keeps working: pages cached with it keep sending. */
+export const PUBLISHABLE_KEY_OVERLAP_MS = 24 * HOUR_MS;
+
+/**
+ * Gives the pixel a new publishable key. The old one keeps working for 24 h, as a rotated
+ * webhook secret does, so pages cached with it (CDNs, open tabs) lose no events; a key
+ * rotated out earlier is dropped at once. Emits `pixel.updated`.
+ */
+export async function rotatePublishableKey({
+  ctx,
+  pixelId,
+}: {
+  ctx: Context;
+  pixelId: string;
+}): Promise<PixelObject> {
+  const now = ctx.clock.now();
+  const result = await ctx.store.pixels.updatePixel(ctx.account.id, pixelId, (current) => {
+    const next: Pixel = {
+      ...current,
+      publishableKey: newPublishableKey(),
+      previousPublishableKey: current.publishableKey,
+      previousKeyExpiresAt: new Date(now.getTime() + PUBLISHABLE_KEY_OVERLAP_MS),
+      updatedAt: now,
+    };
+    const data = {
+      ...pixelObject(next),
+      previous_attributes: { publishable_key: current.publishableKey },
+    };
     return {
       next,
       emit: [{ accountId: next.accountId, type: 'pixel.updated', occurredAt: now, data }],

@@ -45,6 +45,7 @@ export const PIXEL_EXAMPLE = {
   domain: 'shop.example.com',
   tracking_domain: 'track.shop.example.com',
   status: 'active',
+  publishable_key: 'tw_pub_4kTq9ZbW2xLm7RcV1nPs8YdH',
   created_at: '2026-11-01T09:00:00.000Z',
 };
 
@@ -55,6 +56,10 @@ export const PixelSchema = Type.Object(
     domain: Type.String(),
     tracking_domain: Type.String(),
     status: Type.Union([Type.Literal('active'), Type.Literal('paused')]),
+    publishable_key: Type.String({
+      description:
+        'For the browser snippet (`/v1/pixel.js`): sends browser events to this pixel from its own sites, on `POST /v1/collect` only. Not a secret.',
+    }),
     created_at: Type.String({ format: 'date-time' }),
   },
   {

@@ -30,6 +30,7 @@ for (const kind of await testStores()) {
         'domain',
         'id',
         'name',
+        'publishable_key',
         'status',
         'tracking_domain',
       ]);

@@ -38,6 +38,10 @@ export function* createPixel(
       domain: pixel.domain,
       tracking_domain: pixel.trackingDomain,
       status: pixel.status,
+      publishable_key: pixel.publishableKey,
+      previous_publishable_key: pixel.previousPublishableKey,
+      previous_publishable_key_expires_at:
+        pixel.previousKeyExpiresAt === null ? null : db.store.time(pixel.previousKeyExpiresAt),
       created_at: db.store.time(pixel.createdAt),
       updated_at: db.store.time(pixel.updatedAt),
     }),
@@ -115,10 +119,56 @@ export function updatePixel(db: Sql, accountId: string, pixelId: string, change:
             domain: p.domain,
             tracking_domain: p.trackingDomain,
             status: p.status,
+            publishable_key: p.publishableKey,
+            previous_publishable_key: p.previousPublishableKey,
+            previous_publishable_key_expires_at:
+              p.previousKeyExpiresAt === null ? null : db.store.time(p.previousKeyExpiresAt),
             updated_at: db.store.time(p.updatedAt),
           })
           .where('account_id', '=', p.accountId)
           .where('id', '=', p.id),
       ),
   );
+}
+
+/**
+ * The pixel a publishable key belongs to: its current key, or the one a rotation replaced while
+ * that still has time left at `now`. Indexed both ways (migration 014).
+ */
+export function* findByPublishableKey(db: Sql, key: string, now: Date): Query<Pixel | null> {
+  let row = yield* first(db.q.selectFrom('pixels').selectAll().where('publishable_key', '=', key));
+  if (!row) {
+    row = yield* first(
+      db.q
+        .selectFrom('pixels')
+        .selectAll()
+        .where('previous_publishable_key', '=', key)
+        .where('previous_publishable_key_expires_at', '>', db.store.time(now)),
+    );
+  }
+  return row ? toPixel(db.codec, row as PixelRow) : null;
+}
+
+/**
+ * Whether `hostname` is one of an active pixel's sites: its domain, a subdomain of it, or its
+ * tracking domain (a CORS preflight carries no key, so any pixel's sites will do). The
+ * hostname's parent domains are the candidates for `domain`, so each is an exact match.
+ */
+export function* isPixelSite(db: Sql, hostname: string): Query<boolean> {
+  const labels = hostname.split('.');
+  const parents = labels.map((_, i) => labels.slice(i).join('.')).filter((d) => d.includes('.'));
+  const row = yield* first(
+    db.q
+      .selectFrom('pixels')
+      .select('id')
+      .where('status', '=', 'active')
+      .where((eb) =>
+        eb.or([
+          eb('domain', 'in', parents.length > 0 ? parents : [hostname]),
+          eb('tracking_domain', '=', hostname),
+        ]),
+      )
+      .limit(1),
+  );
+  return row !== undefined;
 }

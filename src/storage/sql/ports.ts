@@ -53,6 +53,8 @@ export function pixelStore({ sql: db, read, transaction }: Runner): PixelStore {
     listPixels: (accountId, page) => read(() => pixels.listPixels(db, accountId, page)),
     updatePixel: (accountId, id, change) =>
       transaction(() => pixels.updatePixel(db, accountId, id, change)),
+    findByPublishableKey: (key, now) => read(() => pixels.findByPublishableKey(db, key, now)),
+    isPixelSite: (hostname) => read(() => pixels.isPixelSite(db, hostname)),
   };
 }
 

@@ -41,6 +41,9 @@ export interface PixelsTable {
   domain: string;
   tracking_domain: string;
   status: string;
+  publishable_key: string;
+  previous_publishable_key: string | null;
+  previous_publishable_key_expires_at: Stored | null;
   created_at: Stored;
   updated_at: Stored;
 }

@@ -1,3 +1,4 @@
+import { newPublishableKey } from '../../domain/ids.ts';
 import assert from 'node:assert/strict';
 import { fstatSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -159,6 +160,9 @@ async function seeded(store: SqliteStore) {
     name: 'Shop',
     domain: 'shop.example.com',
     trackingDomain: 'shop.example.com',
+    publishableKey: newPublishableKey(),
+    previousPublishableKey: null,
+    previousKeyExpiresAt: null,
     status: 'active',
     createdAt: new Date(),
     updatedAt: new Date(),

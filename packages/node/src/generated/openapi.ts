@@ -143,6 +143,26 @@ export interface paths {
         patch: operations["updatePixel"];
         trace?: never;
     };
+    "/v1/pixels/{pixel_id}/publishable-key/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the publishable key
+         * @description Returns the pixel with a new `publishable_key`. The old key keeps working on `POST /v1/collect` for 24 hours, so pages cached with it lose no events; then it is refused (401).
+         */
+        post: operations["rotatePublishableKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/pixels/{pixel_id}/events": {
         parameters: {
             query?: never;
@@ -990,6 +1010,7 @@ export interface components {
          *       "domain": "shop.example.com",
          *       "tracking_domain": "track.shop.example.com",
          *       "status": "active",
+         *       "publishable_key": "tw_pub_4kTq9ZbW2xLm7RcV1nPs8YdH",
          *       "created_at": "2026-11-01T09:00:00.000Z"
          *     }
          */
@@ -999,6 +1020,8 @@ export interface components {
             domain: string;
             tracking_domain: string;
             status: "active" | "paused";
+            /** @description For the browser snippet (`/v1/pixel.js`): sends browser events to this pixel from its own sites, on `POST /v1/collect` only. Not a secret. */
+            publishable_key: string;
             /** Format: date-time */
             created_at: string;
         };
@@ -1200,6 +1223,7 @@ export interface components {
          *         "domain": "shop.example.com",
          *         "tracking_domain": "track.shop.example.com",
          *         "status": "active",
+         *         "publishable_key": "tw_pub_4kTq9ZbW2xLm7RcV1nPs8YdH",
          *         "created_at": "2026-11-01T09:00:00.000Z"
          *       },
          *       "webhook_id": "wh_3Kd9Fj2Lq8Mz5Np1",
@@ -1230,6 +1254,7 @@ export interface components {
          *         "domain": "shop.example.com",
          *         "tracking_domain": "track.shop.example.com",
          *         "status": "paused",
+         *         "publishable_key": "tw_pub_4kTq9ZbW2xLm7RcV1nPs8YdH",
          *         "created_at": "2026-11-01T09:00:00.000Z",
          *         "previous_attributes": {
          *           "status": "active"
@@ -1250,6 +1275,8 @@ export interface components {
                 domain: string;
                 tracking_domain: string;
                 status: "active" | "paused";
+                /** @description For the browser snippet (`/v1/pixel.js`): sends browser events to this pixel from its own sites, on `POST /v1/collect` only. Not a secret. */
+                publishable_key: string;
                 /** Format: date-time */
                 created_at: string;
                 /** @description The old values of the fields that changed. */
@@ -1340,6 +1367,8 @@ export interface components {
             domain: string;
             tracking_domain: string;
             status: "active" | "paused";
+            /** @description For the browser snippet (`/v1/pixel.js`): sends browser events to this pixel from its own sites, on `POST /v1/collect` only. Not a secret. */
+            publishable_key: string;
             /** Format: date-time */
             created_at: string;
             /** @description The mean `match_quality.score` of the pixel's events timestamped in the last 7 days (by the hour), or null when there are none. A local estimate, not Meta's Event Match Quality. */
@@ -2204,6 +2233,7 @@ export interface operations {
                      *       "domain": "shop.example.com",
                      *       "tracking_domain": "track.shop.example.com",
                      *       "status": "active",
+                     *       "publishable_key": "tw_pub_4kTq9ZbW2xLm7RcV1nPs8YdH",
                      *       "created_at": "2026-11-01T09:00:00.000Z"
                      *     }
                      */
@@ -2251,6 +2281,7 @@ export interface operations {
                      *       "domain": "shop.example.com",
                      *       "tracking_domain": "track.shop.example.com",
                      *       "status": "active",
+                     *       "publishable_key": "tw_pub_4kTq9ZbW2xLm7RcV1nPs8YdH",
                      *       "created_at": "2026-11-01T09:00:00.000Z",
                      *       "match_quality_7d": 6.4
                      *     }
@@ -2306,6 +2337,7 @@ export interface operations {
                      *       "domain": "shop.example.com",
                      *       "tracking_domain": "track.shop.example.com",
                      *       "status": "active",
+                     *       "publishable_key": "tw_pub_4kTq9ZbW2xLm7RcV1nPs8YdH",
                      *       "created_at": "2026-11-01T09:00:00.000Z"
                      *     }
                      */
@@ -2318,6 +2350,52 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rotatePublishableKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Pixel identifier (`px_…`). */
+                pixel_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "px_7Hq2LmN4pR8sT1vW",
+                     *       "name": "Shop",
+                     *       "domain": "shop.example.com",
+                     *       "tracking_domain": "track.shop.example.com",
+                     *       "status": "active",
+                     *       "publishable_key": "tw_pub_4kTq9ZbW2xLm7RcV1nPs8YdH",
+                     *       "created_at": "2026-11-01T09:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Pixel"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3524,6 +3602,7 @@ export interface operations {
                  *         "domain": "shop.example.com",
                  *         "tracking_domain": "track.shop.example.com",
                  *         "status": "active",
+                 *         "publishable_key": "tw_pub_4kTq9ZbW2xLm7RcV1nPs8YdH",
                  *         "created_at": "2026-11-01T09:00:00.000Z"
                  *       },
                  *       "webhook_id": "wh_3Kd9Fj2Lq8Mz5Np1",
@@ -3578,6 +3657,7 @@ export interface operations {
                  *         "domain": "shop.example.com",
                  *         "tracking_domain": "track.shop.example.com",
                  *         "status": "paused",
+                 *         "publishable_key": "tw_pub_4kTq9ZbW2xLm7RcV1nPs8YdH",
                  *         "created_at": "2026-11-01T09:00:00.000Z",
                  *         "previous_attributes": {
                  *           "status": "active"
