@@ -7,7 +7,7 @@
  *
  *   npm run bench:seam -- [--calls 10000] [--rounds 3] [--postgres postgres://postgres@127.0.0.1:5432/test]
  */
-import { newPublishableKey } from '../src/domain/ids.ts';
+
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createAccount } from '../src/domain/accounts/accounts.ts';
 import { hashApiKey } from '../src/domain/accounts/api-key.ts';
+import { newPublishableKey } from '../src/domain/ids.ts';
 import { systemClock } from '../src/domain/ports.ts';
 import { PostgresRunner } from '../src/storage/postgres/runner.ts';
 import { PostgresStore } from '../src/storage/postgres/store.ts';

@@ -1,10 +1,10 @@
-import { newPublishableKey } from '../../domain/ids.ts';
 import assert from 'node:assert/strict';
 import { fstatSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { bareEvent, tempDir } from '../../../test/harness.ts';
 import { TrackwayError } from '../../domain/errors.ts';
+import { newPublishableKey } from '../../domain/ids.ts';
 import type { Account, Pixel, TrackedEvent } from '../../domain/model.ts';
 import { openSqlite, type SqliteDatabase } from './database.ts';
 import { SqliteStore } from './store.ts';
