@@ -3,6 +3,16 @@ import type { PlanName, SubscriptionStatus } from './accounts/plans.ts';
 import type { ActionSource, RawMatchKeys } from './forwarding/match-keys.ts';
 import type { PlatformHashes, PlatformLocation } from './forwarding/platform-user-data.ts';
 
+/**
+ * What a visitor's browser told us that platforms match on, raw (collect/browser-event.ts makes
+ * it): the match keys, and every click id and platform cookie seen.
+ */
+export interface VisitorKeys {
+  matchKeys: RawMatchKeys;
+  ids: Record<string, string>;
+  cookies: Record<string, string>;
+}
+
 export interface Account {
   id: string;
   name: string;
@@ -23,6 +33,9 @@ export interface ApiKeyRecord {
   createdAt: Date;
   revokedAt: Date | null;
 }
+
+export const EVENT_SOURCES = ['server', 'browser'] as const;
+export type EventSource = (typeof EVENT_SOURCES)[number];
 
 export const PIXEL_STATUSES = ['active', 'paused'] as const;
 export type PixelStatus = (typeof PIXEL_STATUSES)[number];
@@ -74,6 +87,19 @@ export interface TrackedEvent {
    * only on events built by hand (tests), which the record shows as the default, `website`.
    */
   actionSource?: ActionSource;
+  /**
+   * Where the event came from: `server` (`/v1/track`) or `browser` (`/v1/collect`). Absent
+   * only on events built by hand (tests), which are stored and shown as `server`.
+   */
+  source?: EventSource;
+  /** The visitor (`_tw_id`) the event belongs to, when it said; null or absent otherwise. */
+  anonymousId?: string | null;
+  /**
+   * A browser event's identifiers, raw, for the visitor's identity (stitching): the insert
+   * keeps them per (pixel, anonymous id) until 7 days after this event, in its transaction.
+   * Never part of the record; absent on server events and under denied consent.
+   */
+  visitor?: VisitorKeys;
   /** The local match quality estimate, computed at ingestion (absent: computed from userData). */
   matchQuality?: MatchQuality;
   /**

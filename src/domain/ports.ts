@@ -21,6 +21,7 @@ import type {
   StatsBucket,
   StatsInterval,
   TrackedEvent,
+  VisitorKeys,
   WebhookEndpoint,
   WebhookEvent,
 } from './model.ts';
@@ -377,8 +378,20 @@ export interface ForwardingSource {
  * event insert, in its transaction; an event's erasure or purge deletes them with it.
  */
 export interface MatchKeyStore extends ForwardingSource {
-  /** Deletes at most `limit` rows of raw keys whose expiry is at or before `now`; how many. */
+  /**
+   * Deletes at most `limit` rows of raw keys whose expiry is at or before `now` (events' raw
+   * keys, then visitors' identities); how many.
+   */
   eraseExpired(now: Date, limit: number): Promise<number>;
+  /** A visitor's latest browser identifiers, raw, while kept (until 7 days after the last hit). */
+  visitorKeys(
+    accountId: string,
+    pixelId: string,
+    anonymousId: string,
+    now: Date,
+  ): Promise<VisitorKeys | null>;
+  /** When a visitor of the pixel last sent a browser event (while kept), or null. */
+  lastBrowserHit(accountId: string, pixelId: string): Promise<Date | null>;
   /**
    * The mean match quality score of the pixel's events timestamped in hour `fromHour` (hours
    * since the epoch) or later, from the hourly rollup; null when none was scored.

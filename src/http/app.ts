@@ -27,6 +27,8 @@ import { createMetrics } from './metrics.ts';
 import { finishOpenApiDocument, OPENAPI_BASE } from './openapi-document.ts';
 import { limitAccount, limitAuthFailure } from './rate-limit.ts';
 import { compileSchemaValidator, NoBodySchema, NoQuerySchema } from './route-kit.ts';
+import { registerCollect } from './routes/collect.post.ts';
+import { registerCollectPreflight } from './routes/collect.preflight.ts';
 import { registerCreateDestination } from './routes/destinations.create.ts';
 import { registerDeleteDestination } from './routes/destinations.delete.ts';
 import { registerGetDestination } from './routes/destinations.get.ts';
@@ -305,7 +307,13 @@ export async function buildApp(given: AppDeps): Promise<App> {
       reply.elapsedTime / 1000,
     );
     if (reply.statusCode === 429) {
-      metrics.rateLimited.inc({ scope: request.account ? 'account' : 'failed_auth' });
+      const scope =
+        route === '/v1/collect' && !request.account
+          ? 'collect_ip'
+          : request.account
+            ? 'account'
+            : 'failed_auth';
+      metrics.rateLimited.inc({ scope });
     }
     if (reply.elapsedTime > SLOW_REQUEST_MS) {
       request.log.warn(
@@ -433,6 +441,22 @@ export async function buildApp(given: AppDeps): Promise<App> {
     registerReplayDestination(v1, deps);
     registerTestDestination(v1, deps);
     registerGetEvent(v1, deps);
+  });
+
+  // The browser routes take no API key (a publishable key, or nothing): outside the scope
+  // above, they answer CORS themselves.
+  await app.register(async (browser) => {
+    // `navigator.sendBeacon` can only send text/plain (a "simple" type, so no preflight
+    // either): the same JSON, under the route's own size limit.
+    browser.addContentTypeParser('text/plain', { parseAs: 'string' }, (_request, body, done) => {
+      try {
+        done(null, body === '' ? undefined : parseJson(body as string, 0));
+      } catch (error) {
+        done(error as Error, undefined);
+      }
+    });
+    registerCollect(browser, deps);
+    registerCollectPreflight(browser, deps);
   });
 
   await registerDashboard(app, deps, keys, streams);

@@ -25,6 +25,12 @@ export interface Metrics {
   deliveryLatency: Histogram<'kind'>;
   webhookEndpointsDisabled: Counter<'reason'>;
   rateLimited: Counter<'scope'>;
+  /**
+   * Browser collection: fields dropped from `/v1/collect` bodies (unknown to this version),
+   * and requests from known bots answered 200 and not stored.
+   */
+  collectDroppedFields: Counter;
+  collectBots: Counter;
   /** 1 while Redis fails and rate limits fall back to this instance's memory. */
   rateLimitFallback: Gauge;
   /** Forwarded, failed and skipped (event, destination) outcomes, by platform. */
@@ -184,11 +190,21 @@ export function createMetrics(
   for (const reason of ['gone', 'failing']) webhookEndpointsDisabled.inc({ reason }, 0);
   const rateLimited = new Counter({
     name: 'trackway_rate_limited_total',
-    help: 'Requests refused with 429: per account, or failed authentications per client IP.',
+    help: 'Requests refused with 429: per account, failed authentications per client IP, or browser events per client IP and pixel (collect_ip).',
     labelNames: ['scope'],
     registers: [registry],
   });
-  for (const scope of ['account', 'failed_auth']) rateLimited.inc({ scope }, 0);
+  for (const scope of ['account', 'failed_auth', 'collect_ip']) rateLimited.inc({ scope }, 0);
+  const collectDroppedFields = new Counter({
+    name: 'trackway_collect_dropped_fields_total',
+    help: 'Fields dropped from /v1/collect bodies because this version does not know them (old or foreign snippets).',
+    registers: [registry],
+  });
+  const collectBots = new Counter({
+    name: 'trackway_collect_bots_total',
+    help: '/v1/collect requests from known bots and headless browsers: answered 200, not stored.',
+    registers: [registry],
+  });
   const rateLimitFallback = new Gauge({
     name: 'trackway_rate_limit_fallback',
     help: '1 while Redis fails and rate limits fall back to this instance alone (in memory).',
@@ -241,6 +257,8 @@ export function createMetrics(
     deliveryLatency,
     webhookEndpointsDisabled,
     rateLimited,
+    collectDroppedFields,
+    collectBots,
     rateLimitFallback,
     forwardOutcomes,
     forwardRequestDuration,

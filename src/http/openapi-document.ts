@@ -203,6 +203,11 @@ const TAGS = [
     name: 'Destinations',
     description: "Ad platforms a pixel's events are forwarded to (Meta Conversions API).",
   },
+  {
+    name: 'Browser',
+    description:
+      "First-party browser collection: the snippet and the route it sends to, authenticated by a pixel's publishable key from the pixel's own sites.",
+  },
   { name: 'Health', description: 'Liveness and readiness, without an API key.' },
 ];
 
@@ -400,7 +405,12 @@ function finishOperation(namer: SchemaNamer, where: string, operation: Json): vo
   const operationId = operation['operationId'];
   // Generated clients name their methods after these: a route without one is a bug here.
   if (typeof operationId !== 'string') throw new Error(`${where} has no operationId`);
-  const authenticated = !Array.isArray(operation['security']) || operation['security'].length > 0;
+  // `collectEvent` carries its key (a publishable one) in the body, where OpenAPI cannot
+  // declare it, but counts against the account's limits like every keyed route.
+  const authenticated =
+    !Array.isArray(operation['security']) ||
+    operation['security'].length > 0 ||
+    operationId === 'collectEvent';
   if (Array.isArray(operation['parameters'])) {
     operation['parameters'] = operation['parameters'].map((parameter: Json) => ({
       ...parameter,

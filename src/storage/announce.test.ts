@@ -68,6 +68,7 @@ for (const kind of await testStores()) {
           name: null,
           config: { pixel_id: '123', access_token: 'EAAB' },
           events: ['Purchase'],
+          sources: null,
           enabled: true,
           state: 'active',
           lastError: null,

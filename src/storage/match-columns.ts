@@ -10,6 +10,14 @@ import type { TrackedEvent } from '../domain/model.ts';
 
 export interface MatchColumns {
   actionSource: string;
+  /** `server` or `browser`. */
+  source: string;
+  anonymousId: string | null;
+  /**
+   * The visitor_identities row a browser event writes (its keys as JSON, kept until 7 days
+   * after the event arrived), or null.
+   */
+  visitor: { keys: string; expiresAtMs: number } | null;
   /** JSON `{ga4, tiktok}`: Meta's hashes are the record's own user_data, not stored twice. */
   platformHashes: string | null;
   matchQuality: string;
@@ -27,6 +35,15 @@ export function matchColumns(event: TrackedEvent): MatchColumns {
   const location = ingested?.location ?? null;
   return {
     actionSource: event.actionSource ?? DEFAULT_ACTION_SOURCE,
+    source: event.source ?? 'server',
+    anonymousId: event.anonymousId ?? null,
+    visitor:
+      event.visitor && event.anonymousId
+        ? {
+            keys: JSON.stringify(event.visitor),
+            expiresAtMs: event.receivedAt.getTime() + RAW_MATCH_KEYS_TTL_MS,
+          }
+        : null,
     platformHashes:
       hashes === null ? null : JSON.stringify({ ga4: hashes.ga4, tiktok: hashes.tiktok }),
     matchQuality: qualityJson(quality),

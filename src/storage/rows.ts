@@ -13,6 +13,7 @@ import type {
   ApiKeyRecord,
   DashboardSession,
   DeliveryAttempt,
+  EventSource,
   KeyScope,
   ManagedKey,
   Pixel,
@@ -71,9 +72,9 @@ export type PixelRow = Selectable<PixelsTable>;
  */
 export type EventRow = Omit<
   Selectable<EventsTable>,
-  'seq' | 'action_source' | 'platform_hashes' | 'match_quality'
+  'seq' | 'action_source' | 'platform_hashes' | 'match_quality' | 'source' | 'anonymous_id'
 > &
-  Partial<Pick<Selectable<EventsTable>, 'action_source' | 'match_quality'>>;
+  Partial<Pick<Selectable<EventsTable>, 'action_source' | 'match_quality' | 'source'>>;
 export type EndpointRow = Omit<Selectable<WebhookEndpointsTable>, 'deleted_at'>;
 /** An attempt row joined with its message's event type. */
 export type AttemptRow = Omit<Selectable<WebhookAttemptsTable>, 'id' | 'account_id'> & {
@@ -130,6 +131,7 @@ export const toEvent = (c: Codec, r: EventRow): TrackedEvent => ({
   userData: jsonOrNull(c, r.user_data),
   customData: jsonOrNull(c, r.custom_data),
   ...(r.action_source !== undefined && { actionSource: r.action_source as ActionSource }),
+  ...(r.source !== undefined && { source: r.source as EventSource }),
   // Null for an event stored before migration 010: the record computes it from user_data.
   ...(r.match_quality != null && { matchQuality: c.json<MatchQuality>(r.match_quality) }),
 });

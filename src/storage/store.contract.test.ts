@@ -267,6 +267,7 @@ for (const kind of await testStores()) {
         const e = event(px, {
           actionSource: 'physical_store',
           matchQuality: { score: 2.5, keys: ['email'], missing: ['fbc', 'phone'] },
+          source: 'browser',
         });
         assert.equal(await store.events.insertEvent(e, []), 'inserted');
         const sparse = event(px, {
@@ -285,11 +286,16 @@ for (const kind of await testStores()) {
           limit: 10,
           offset: 0,
         });
-        // An event built without them reads back with the defaults: action_source `website`
-        // and the estimate ingestion would have made from its user_data.
+        // An event built without them reads back with the defaults: action_source `website`,
+        // source `server` and the estimate ingestion would have made from its user_data.
         assert.deepEqual(events, [
           e,
-          { ...sparse, actionSource: 'website', matchQuality: matchQualityOfRecord(null) },
+          {
+            ...sparse,
+            actionSource: 'website',
+            source: 'server',
+            matchQuality: matchQualityOfRecord(null),
+          },
         ]);
         assert.equal(JSON.stringify(events[0]?.customData), JSON.stringify(e.customData));
       });

@@ -37,6 +37,9 @@ const OPERATIONS = {
   createPixel: ['POST', '/v1/pixels'],
   getPixel: ['GET', '/v1/pixels/{pixel_id}'],
   updatePixel: ['PATCH', '/v1/pixels/{pixel_id}'],
+  rotatePublishableKey: ['POST', '/v1/pixels/{pixel_id}/publishable-key/rotate'],
+  // The browser snippet's route (publishable key, Origin checked): listed, not wrapped.
+  collectEvent: ['POST', '/v1/collect'],
   listEvents: ['GET', '/v1/pixels/{pixel_id}/events'],
   listWebhooks: ['GET', '/v1/webhooks'],
   createWebhook: ['POST', '/v1/webhooks'],
@@ -197,6 +200,9 @@ export class Trackway {
     get: (pixelId: string) => this.call('getPixel', { path: { pixel_id: pixelId } }),
     update: (pixelId: string, body: RequestBody<'updatePixel'>) =>
       this.call('updatePixel', { path: { pixel_id: pixelId }, body }),
+    /** A new publishable key; the old one keeps working on /v1/collect for 24 hours. */
+    rotatePublishableKey: (pixelId: string) =>
+      this.call('rotatePublishableKey', { path: { pixel_id: pixelId } }),
     /**
      * Erases one person's events (a data-subject request): `{deleted}`. Not retried on a 5xx,
      * so `deleted` always counts what this call removed.

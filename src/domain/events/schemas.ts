@@ -283,6 +283,10 @@ export const EventRecordSchema = Type.Object(
       { description: 'As sent, else `website`.' },
     ),
     match_quality: MatchQualitySchema,
+    source: Type.Union([Type.Literal('server'), Type.Literal('browser')], {
+      description:
+        '`server`: sent to `/v1/track`; `browser`: sent by the snippet to `/v1/collect`.',
+    }),
     received_at: Type.String({ format: 'date-time' }),
     forwarding: Type.Array(ForwardingEntrySchema, {
       description:
@@ -326,6 +330,7 @@ export const EventRecordSchema = Type.Object(
             'zip',
           ],
         },
+        source: 'server',
         received_at: '2026-11-24T18:42:10.412Z',
         forwarding: [
           {

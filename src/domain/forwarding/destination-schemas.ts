@@ -14,6 +14,14 @@ const EventNames = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
   description: 'Event names to forward; every event when omitted or null.',
 });
 
+const Sources = Type.Array(Type.Union([Type.Literal('server'), Type.Literal('browser')]), {
+  minItems: 1,
+  maxItems: 2,
+  uniqueItems: true,
+  description:
+    'Where the events it takes come from: `server` (`/v1/track`), `browser` (`/v1/collect`). Both when omitted or null. Purchases are best taken from the server only.',
+});
+
 const META_EXAMPLE = {
   type: 'meta',
   name: 'Meta pixel',
@@ -40,6 +48,7 @@ export const CreateDestinationSchema = Type.Object(
       },
     ),
     events: Type.Optional(Type.Union([EventNames, Type.Null()])),
+    sources: Type.Optional(Type.Union([Sources, Type.Null()])),
     enabled: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false, examples: [META_EXAMPLE] },
@@ -60,6 +69,7 @@ export const UpdateDestinationSchema = Type.Object(
       ),
     ),
     events: Type.Optional(Type.Union([EventNames, Type.Null()])),
+    sources: Type.Optional(Type.Union([Sources, Type.Null()])),
     enabled: Type.Optional(
       Type.Boolean({ description: '`true` also resumes a suspended destination.' }),
     ),
@@ -78,6 +88,9 @@ export const DestinationSchema = Type.Object(
       description: 'As sent, with secrets shown as `****` + their last 4 characters.',
     }),
     events: Type.Union([Type.Array(Type.String()), Type.Null()]),
+    sources: Type.Union([Type.Array(Type.String()), Type.Null()], {
+      description: '`server` and/or `browser`; null: both.',
+    }),
     enabled: Type.Boolean(),
     state: Type.Union(
       DESTINATION_STATES.map((s) => Type.Literal(s)),
@@ -99,6 +112,7 @@ export const DestinationSchema = Type.Object(
         name: 'Meta pixel',
         config: { pixel_id: '123456789012345', access_token: '****x7Qa' },
         events: null,
+        sources: null,
         enabled: true,
         state: 'active',
         last_error: null,

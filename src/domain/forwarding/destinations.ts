@@ -67,6 +67,7 @@ export function destinationObject(d: Destination) {
     name: d.name,
     config,
     events: d.events,
+    sources: d.sources,
     enabled: d.enabled,
     state: d.state,
     last_error: d.lastError,
@@ -103,6 +104,7 @@ export async function createDestination({
     name: input.name ?? null,
     config,
     events: input.events ?? null,
+    sources: input.sources ?? null,
     enabled: input.enabled ?? true,
     state: 'active',
     lastError: null,
@@ -190,6 +192,7 @@ export async function updateDestination({
         name: input.name ?? current.name,
         config,
         events: input.events === undefined ? current.events : input.events,
+        sources: input.sources === undefined ? current.sources : input.sources,
         enabled: input.enabled ?? current.enabled,
         updatedAt: now,
       };

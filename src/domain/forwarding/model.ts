@@ -4,7 +4,7 @@
  * `skipped` verdicts), the engine sends each request with undici and hands the answer to the
  * platform's response classifier.
  */
-import type { TrackedEvent } from '../model.ts';
+import type { EventSource, TrackedEvent } from '../model.ts';
 import type { ActionSource, RawMatchKeys } from './match-keys.ts';
 import type { PlatformHashes, PlatformLocation } from './platform-user-data.ts';
 import type { Platform } from './platforms.ts';
@@ -23,6 +23,8 @@ export interface Destination {
   config: Record<string, unknown>;
   /** Event names to forward; null: all. */
   events: string[] | null;
+  /** Where the events it takes come from; null: both (`server` and `browser`). */
+  sources: EventSource[] | null;
   enabled: boolean;
   state: DestinationState;
   lastError: string | null;

@@ -25,6 +25,7 @@ export const CSV_COLUMNS = [
   'user_data',
   'action_source',
   'match_quality',
+  'source',
   'received_at',
 ] as const;
 

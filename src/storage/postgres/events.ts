@@ -103,6 +103,10 @@ const INSERT_BATCH: Omit<pg.QueryConfig, 'values'> = {
               ${fromMs('e.raw_expires_at')} AS raw_expires_at,
               ${sqlNull('e.match_keys')} AS match_keys,
               ${sqlNull('e.location')} AS location,
+              e.source,
+              e.anonymous_id,
+              ${sqlNull('e.visitor_keys')} AS visitor_keys,
+              ${fromMs('e.visitor_expires_at')} AS visitor_expires_at,
               e.arrival
          FROM ROWS FROM (json_array_elements_text($1::json), json_array_elements_text($2::json),
            json_array_elements_text($3::json), json_array_elements_text($4::json),
@@ -113,25 +117,27 @@ const INSERT_BATCH: Omit<pg.QueryConfig, 'values'> = {
            json_array_elements($13::json), json_array_elements($14::json),
            json_array_elements_text($15::json), json_array_elements($16::json),
            json_array_elements($17::json), json_array_elements_text($18::json),
-           json_array_elements($19::json), json_array_elements($20::json)) WITH ORDINALITY
+           json_array_elements($19::json), json_array_elements($20::json),
+           json_array_elements_text($28::json), json_array_elements_text($29::json),
+           json_array_elements($30::json), json_array_elements_text($31::json)) WITH ORDINALITY
            AS e (account_id, pixel_id, event_id, event_name, value, currency, timestamp,
              received_at, url, referrer, title, search_string, user_data, custom_data,
              action_source, platform_hashes, match_quality, raw_expires_at, match_keys,
-             location, arrival)
+             location, source, anonymous_id, visitor_keys, visitor_expires_at, arrival)
         ORDER BY e.arrival
      ), inserted AS (
        INSERT INTO events (seq, account_id, pixel_id, event_id, event_name, value, currency,
          timestamp, received_at, url, referrer, title, search_string, user_data, custom_data,
-         action_source, platform_hashes, match_quality)
+         action_source, platform_hashes, match_quality, source, anonymous_id)
        OVERRIDING SYSTEM VALUE
        SELECT seq, account_id, pixel_id, event_id, event_name, value, currency, timestamp,
          received_at, url, referrer, title, search_string, user_data, custom_data,
-         action_source, platform_hashes, match_quality
+         action_source, platform_hashes, match_quality, source, anonymous_id
          FROM arrived ORDER BY pixel_id, event_id
        ON CONFLICT (pixel_id, event_id) DO NOTHING
        RETURNING seq, account_id, pixel_id, event_id, event_name, coalesce(value, 0) AS value,
          floor(extract(epoch FROM timestamp) / 3600)::bigint AS hour,
-         (match_quality ->> 'score')::float8 AS score, received_at
+         (match_quality ->> 'score')::float8 AS score, received_at, source
      ), raw_keys AS (
        -- Contract §11: the raw match keys apart from the record, for the new events that
        -- carried any (raw_expires_at is null for the others).
@@ -139,6 +145,19 @@ const INSERT_BATCH: Omit<pg.QueryConfig, 'values'> = {
        SELECT a.seq, a.raw_expires_at, a.match_keys, a.location
          FROM inserted i JOIN arrived a ON a.seq = i.seq
         WHERE a.raw_expires_at IS NOT NULL
+     ), visitors AS (
+       -- Identity stitching: a browser event replaces its visitor's identifiers (a repeated
+       -- event too: it is still their latest hit), the batch's last hit per visitor winning.
+       INSERT INTO visitor_identities (pixel_id, anonymous_id, account_id, keys, last_seen_at,
+         expires_at)
+       SELECT DISTINCT ON (pixel_id, anonymous_id) pixel_id, anonymous_id, account_id,
+              visitor_keys, received_at, visitor_expires_at
+         FROM arrived
+        WHERE visitor_keys IS NOT NULL AND anonymous_id IS NOT NULL
+        ORDER BY pixel_id, anonymous_id, arrival DESC
+       ON CONFLICT (pixel_id, anonymous_id) DO UPDATE SET account_id = excluded.account_id,
+         keys = excluded.keys, last_seen_at = excluded.last_seen_at,
+         expires_at = excluded.expires_at
      ), jobs AS (
        -- The forwarding jobs commit with the events (contract §12), one per enabled
        -- destination whose filter the event matches: for a pixel without destinations, one
@@ -150,6 +169,7 @@ const INSERT_BATCH: Omit<pg.QueryConfig, 'values'> = {
          FROM inserted i
          JOIN destinations d ON d.account_id = i.account_id AND d.pixel_id = i.pixel_id
         WHERE d.enabled AND (d.events IS NULL OR i.event_name = ANY (d.events))
+          AND (d.sources IS NULL OR i.source = ANY (d.sources))
         ORDER BY 1, 2, 3, 4
        ON CONFLICT DO NOTHING
        RETURNING 1
@@ -287,6 +307,10 @@ async function insertMany(
       texts(emitted.map((x) => x.event.type)),
       texts(emitted.map((x) => JSON.stringify(x.event.data))),
       JSON.stringify(emitted.map((x) => ms(x.event.occurredAt))),
+      texts(m.map((x) => x.source)),
+      texts(m.map((x) => x.anonymousId)),
+      documents(m.map((x) => x.visitor?.keys ?? null)),
+      JSON.stringify(m.map((x) => x.visitor?.expiresAtMs ?? null)),
     ],
   });
   const stored = new Set(rows.map((r) => r.arrival));
@@ -375,7 +399,7 @@ export class PostgresEventStore implements EventStore {
       this.pool.query<EventRow>(
         `SELECT account_id, pixel_id, event_id, event_name, value, currency, timestamp, received_at,
            url, referrer, title, search_string, user_data, custom_data, action_source,
-           match_quality
+           match_quality, source
            FROM events WHERE ${where.join(' AND ')}
           ORDER BY timestamp DESC, seq DESC LIMIT $${n + 1} OFFSET $${n + 2}`,
         [...pageParams, query.limit, query.offset],

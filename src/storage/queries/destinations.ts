@@ -1,6 +1,7 @@
 /** Destination queries, written once for both databases (sql/query.ts). */
 import type { Destination, DestinationState } from '../../domain/forwarding/model.ts';
 import type { Platform } from '../../domain/forwarding/platforms.ts';
+import type { EventSource } from '../../domain/model.ts';
 import type { Codec } from '../rows.ts';
 import { all, first, type Query, run, type Sql } from '../sql/query.ts';
 
@@ -12,6 +13,7 @@ export interface DestinationRow {
   name: string | null;
   config: unknown;
   events: unknown;
+  sources?: unknown;
   enabled: unknown;
   state: string;
   last_error: string | null;
@@ -28,6 +30,7 @@ export function toDestination(codec: Codec, r: DestinationRow): Destination {
     name: r.name,
     config: codec.json<Record<string, unknown>>(r.config),
     events: r.events === null ? null : codec.json<string[]>(r.events),
+    sources: r.sources == null ? null : codec.json<EventSource[]>(r.sources),
     enabled: codec.bool(r.enabled),
     state: r.state as DestinationState,
     lastError: r.last_error,
@@ -52,6 +55,7 @@ function values(db: Sql, d: Destination) {
     name: d.name,
     config: db.store.json(d.config),
     events: d.events === null ? null : db.store.list(d.events),
+    sources: d.sources === null ? null : db.store.list(d.sources),
     enabled: db.store.bool(d.enabled),
     state: d.state,
     last_error: d.lastError,

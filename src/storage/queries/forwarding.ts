@@ -167,6 +167,7 @@ export function* replay(
       ),
     );
   if (d.events !== null) missing = missing.where('e.event_name', 'in', d.events);
+  if (d.sources !== null) missing = missing.where('e.source', 'in', d.sources);
   const created = yield* run(
     db.q
       .insertInto('forward_jobs')

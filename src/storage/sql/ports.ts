@@ -26,6 +26,7 @@ import * as events from '../queries/events.ts';
 import * as forwardable from '../queries/forwardable.ts';
 import * as forwarding from '../queries/forwarding.ts';
 import * as pixels from '../queries/pixels.ts';
+import * as visitors from '../queries/visitors.ts';
 import * as attempts from '../queries/webhook-attempts.ts';
 import * as deliveries from '../queries/webhook-deliveries.ts';
 import * as endpoints from '../queries/webhook-endpoints.ts';
@@ -142,7 +143,15 @@ export function matchKeyStore({ sql: db, read, transaction }: Runner): MatchKeyS
   return {
     forwardable: (accountId, pixelId, eventIds, platform) =>
       read(() => forwardable.forwardable(db, accountId, pixelId, eventIds, platform)),
-    eraseExpired: (now, limit) => transaction(() => forwardable.eraseExpired(db, now, limit)),
+    eraseExpired: (now, limit) =>
+      transaction(function* () {
+        const keys = yield* forwardable.eraseExpired(db, now, limit);
+        return keys + (yield* visitors.eraseExpiredVisitors(db, now, limit - keys));
+      }),
+    visitorKeys: (accountId, pixelId, anonymousId, now) =>
+      read(() => visitors.visitorKeys(db, accountId, pixelId, anonymousId, now)),
+    lastBrowserHit: (accountId, pixelId) =>
+      read(() => visitors.lastBrowserHit(db, accountId, pixelId)),
     averageMatchQuality: (accountId, pixelId, fromHour) =>
       read(() => forwardable.averageMatchQuality(db, accountId, pixelId, fromHour)),
   };

@@ -67,6 +67,18 @@ export interface EventsTable {
   action_source: string;
   platform_hashes: Stored | null;
   match_quality: Stored | null;
+  source: string;
+  anonymous_id: string | null;
+}
+
+/** A visitor's latest browser identifiers, raw, until `expires_at` (migration 016). */
+export interface VisitorIdentitiesTable {
+  pixel_id: string;
+  anonymous_id: string;
+  account_id: string;
+  keys: Stored;
+  last_seen_at: Stored;
+  expires_at: Stored;
 }
 
 /** Raw match keys kept apart from the record until `expires_at` (contract §11, migration 010). */
@@ -166,6 +178,7 @@ export interface Tables {
   dashboard_sessions: DashboardSessionsTable;
   account_retention: AccountRetentionTable;
   event_match_keys: EventMatchKeysTable;
+  visitor_identities: VisitorIdentitiesTable;
   destinations: DestinationsTable;
   forward_jobs: ForwardJobsTable;
   forward_attempts: ForwardAttemptsTable;
@@ -181,6 +194,8 @@ export interface DestinationsTable {
   config: Stored;
   /** A list of names (SQLite JSON text, pg text[]), null for every event. */
   events: Stored | null;
+  /** `server` and/or `browser` (same encoding as `events`), null for both. */
+  sources: Stored | null;
   enabled: Stored;
   state: string;
   last_error: string | null;

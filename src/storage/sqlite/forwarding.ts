@@ -24,6 +24,8 @@ interface Target {
   id: string;
   /** Event names to forward; null: all. */
   events: Set<string> | null;
+  /** Sources to take (`server`, `browser`); null: both. */
+  sources: string[] | null;
 }
 
 /**
@@ -33,8 +35,11 @@ interface Target {
  * lookup per batch, not per event.
  */
 export function forwardJobWriter(db: SqliteDatabase) {
-  const targets = db.prepare<[string, string], { id: string; events: string | null }>(
-    'SELECT id, events FROM destinations WHERE account_id = ? AND pixel_id = ? AND enabled = 1',
+  const targets = db.prepare<
+    [string, string],
+    { id: string; events: string | null; sources: string | null }
+  >(
+    'SELECT id, events, sources FROM destinations WHERE account_id = ? AND pixel_id = ? AND enabled = 1',
   );
   const job = db.prepare(
     `INSERT INTO forward_jobs (account_id, destination_id, pixel_id, event_id, status, attempts,
@@ -49,6 +54,7 @@ export function forwardJobWriter(db: SqliteDatabase) {
       list = targets.all(event.accountId, event.pixelId).map((r) => ({
         id: r.id,
         events: r.events === null ? null : new Set(JSON.parse(r.events) as string[]),
+        sources: r.sources === null ? null : (JSON.parse(r.sources) as string[]),
       }));
       memo.set(key, list);
     }
@@ -57,6 +63,7 @@ export function forwardJobWriter(db: SqliteDatabase) {
     let queued = 0;
     for (const target of list) {
       if (target.events !== null && !target.events.has(event.eventName)) continue;
+      if (target.sources !== null && !target.sources.includes(event.source ?? 'server')) continue;
       queued += job.run(event.accountId, target.id, event.pixelId, event.eventId, at, at).changes;
     }
     return queued;

@@ -82,6 +82,7 @@ export type OnEventsCommitted = (inserted: { pixelId: string; seq: number }[]) =
 class SqliteEventStore implements EventStore {
   private readonly insert;
   private readonly insertRawKeys;
+  private readonly upsertVisitor;
   private readonly countAll;
   private readonly countDay;
   private readonly countHour;
@@ -101,13 +102,22 @@ class SqliteEventStore implements EventStore {
     this.insert = db.prepare(
       `INSERT INTO events (account_id, pixel_id, event_id, event_name, value, currency, timestamp,
          received_at, url, referrer, title, search_string, user_data, custom_data,
-         action_source, platform_hashes, match_quality)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         action_source, platform_hashes, match_quality, source, anonymous_id)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (pixel_id, event_id) DO NOTHING`,
     );
     // Raw match keys apart from the record (contract §11), same transaction as the event.
     this.insertRawKeys = db.prepare(
       'INSERT INTO event_match_keys (seq, expires_at, match_keys, location) VALUES (?, ?, ?, ?)',
+    );
+    // Identity stitching: a browser event replaces its visitor's identifiers, same transaction.
+    this.upsertVisitor = db.prepare(
+      `INSERT INTO visitor_identities (pixel_id, anonymous_id, account_id, keys, last_seen_at,
+         expires_at)
+       VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (pixel_id, anonymous_id) DO UPDATE SET account_id = excluded.account_id,
+         keys = excluded.keys, last_seen_at = excluded.last_seen_at,
+         expires_at = excluded.expires_at`,
     );
     this.countAll = db.prepare(
       `INSERT INTO event_totals (pixel_id, account_id, event_name, n)
@@ -190,7 +200,20 @@ class SqliteEventStore implements EventStore {
       match.actionSource,
       match.platformHashes,
       match.matchQuality,
+      match.source,
+      match.anonymousId,
     );
+    // The visitor's latest identifiers, even from a repeated event: it is still their latest hit.
+    if (match.visitor) {
+      this.upsertVisitor.run(
+        event.pixelId,
+        match.anonymousId,
+        event.accountId,
+        match.visitor.keys,
+        event.receivedAt.getTime(),
+        match.visitor.expiresAtMs,
+      );
+    }
     if (changes === 0) return 'duplicate';
     if (match.raw) {
       const { expiresAtMs, matchKeys, location } = match.raw;

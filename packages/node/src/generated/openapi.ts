@@ -545,6 +545,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/collect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Collect a browser event
+         * @description For the snippet (`/v1/pixel.js`), not for servers: one browser event, authenticated by the pixel's publishable key and accepted only from the pixel's own sites (the `Origin`'s hostname is its `domain`, a subdomain of it, or its `tracking_domain`; anything else, or no `Origin`, is a 403 without CORS headers). `application/json` or `text/plain` (sendBeacon), at most 16384 bytes. The IP comes from the connection and the user agent from its header, never from the body. The event then goes the way of a server event: same deduplication, durable commit, webhooks and forwarding, with `source: "browser"`. On a host under the pixel domain's registrable domain the answer sets the first-party cookies `_tw_id`, `_fbp` (when the visitor has none) and `_fbc` (from a new fbclid), except under `ad_user_data: "denied"`. 120 events a minute per IP and pixel (429); known bots get 200 and are not stored.
+         */
+        post: operations["collectEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "event.tracked": {
@@ -894,6 +914,7 @@ export interface components {
          *           "zip"
          *         ]
          *       },
+         *       "source": "server",
          *       "received_at": "2026-11-24T18:42:10.412Z",
          *       "forwarding": [
          *         {
@@ -940,6 +961,8 @@ export interface components {
                 /** @description The match keys absent, strongest first: what would raise the score most. */
                 missing: string[];
             };
+            /** @description `server`: sent to `/v1/track`; `browser`: sent by the snippet to `/v1/collect`. */
+            source: "server" | "browser";
             /** Format: date-time */
             received_at: string;
             /** @description One entry per destination the event is forwarded to: its outcome, attempts and last error. */
@@ -1480,6 +1503,8 @@ export interface components {
                     [key: string]: unknown;
                 };
                 events: string[] | null;
+                /** @description `server` and/or `browser`; null: both. */
+                sources: string[] | null;
                 enabled: boolean;
                 /** @description `failing`: recent transient errors; `suspended`: the platform refused the credentials (nothing is sent, events wait). */
                 state: "active" | "failing" | "suspended";
@@ -1499,6 +1524,7 @@ export interface components {
                 [key: string]: unknown;
             };
             events?: string[] | null;
+            sources?: ("server" | "browser")[] | null;
             enabled?: boolean;
         };
         CreateDestinationResponse: {
@@ -1512,6 +1538,8 @@ export interface components {
                 [key: string]: unknown;
             };
             events: string[] | null;
+            /** @description `server` and/or `browser`; null: both. */
+            sources: string[] | null;
             enabled: boolean;
             /** @description `failing`: recent transient errors; `suspended`: the platform refused the credentials (nothing is sent, events wait). */
             state: "active" | "failing" | "suspended";
@@ -1528,6 +1556,7 @@ export interface components {
                 [key: string]: unknown;
             };
             events?: string[] | null;
+            sources?: ("server" | "browser")[] | null;
             /** @description `true` also resumes a suspended destination. */
             enabled?: boolean;
         };
@@ -1596,6 +1625,8 @@ export interface components {
                 /** @description The match keys absent, strongest first: what would raise the score most. */
                 missing: string[];
             };
+            /** @description `server`: sent to `/v1/track`; `browser`: sent by the snippet to `/v1/collect`. */
+            source: "server" | "browser";
             /** Format: date-time */
             received_at: string;
             forwarding: {
@@ -1621,6 +1652,74 @@ export interface components {
                     note: string | null;
                 }[];
             }[];
+        };
+        /** @description Fields this version does not know (`user_data` included: contact data comes only from servers) are dropped and counted, not refused: pages run old snippets for years. */
+        CollectEventRequest: {
+            /** @description The pixel's publishable key (`tw_pub_…`). */
+            key: string;
+            event_name: string;
+            /**
+             * Format: printable
+             * @description The snippet makes one (and `trackway("track", …)` returns it) so the site can hand it to the platforms' own browser tags for their deduplication.
+             */
+            event_id?: string;
+            /**
+             * Format: http-url
+             * @description The page the event happened on.
+             */
+            url: string;
+            /** @description Kept only when an absolute http(s) URL. */
+            referrer?: string;
+            title?: string;
+            value?: number;
+            /** Format: iso4217 */
+            currency?: string;
+            custom_data?: {
+                [key: string]: unknown;
+            };
+            /** @description Google Consent Mode v2's names: what the visitor agreed to. */
+            consent?: {
+                /** @description `denied`: no identifier is kept or forwarded with the event, and no cookie is set. */
+                ad_user_data?: "granted" | "denied";
+                ad_personalization?: "granted" | "denied";
+                limited_data_use?: boolean;
+            };
+            /**
+             * Format: printable
+             * @description The visitor's id, made by the snippet and kept in the `_tw_id` cookie: a server event carrying it gets this visitor's browser identifiers.
+             */
+            anonymous_id: string;
+            /** @description Click ids read from the landing URL (kept 90 days by the snippet). */
+            ids?: {
+                /** @description `fbclid` from the URL. */
+                fbclid?: string;
+                /** @description `gclid` from the URL. */
+                gclid?: string;
+                /** @description `gbraid` from the URL. */
+                gbraid?: string;
+                /** @description `wbraid` from the URL. */
+                wbraid?: string;
+                /** @description `ttclid` from the URL. */
+                ttclid?: string;
+                /** @description `msclkid` from the URL. */
+                msclkid?: string;
+                /** @description `ScCid` from the URL. */
+                ScCid?: string;
+                /** @description `epik` from the URL. */
+                epik?: string;
+                /** @description `rdt_cid` from the URL. */
+                rdt_cid?: string;
+                /** @description `li_fat_id` from the URL. */
+                li_fat_id?: string;
+            };
+            /** @description The platforms' first-party cookies: `_fbp`, `_fbc`, `_ttp`, `_ga`, `_gcl_aw`, `_scid`, `_epik`, `_rdt_uuid`, `_uetvid`, `_uetmsclkid`, `li_fat_id` and `_ga_<container>`. Others are dropped. */
+            cookies?: {
+                [key: string]: string;
+            };
+        };
+        CollectEventResponse: {
+            /** @description The event id used (the one sent, or a new one). */
+            event_id: string;
         };
     };
     responses: {
@@ -2102,6 +2201,7 @@ export interface operations {
                      *             "zip"
                      *           ]
                      *         },
+                     *         "source": "server",
                      *         "received_at": "2026-11-24T18:42:10.412Z",
                      *         "forwarding": []
                      *       },
@@ -3153,6 +3253,7 @@ export interface operations {
                      *         "access_token": "****x7Qa"
                      *       },
                      *       "events": null,
+                     *       "sources": null,
                      *       "enabled": true,
                      *       "state": "active",
                      *       "last_error": null,
@@ -3208,6 +3309,7 @@ export interface operations {
                      *         "access_token": "****x7Qa"
                      *       },
                      *       "events": null,
+                     *       "sources": null,
                      *       "enabled": true,
                      *       "state": "active",
                      *       "last_error": null,
@@ -3311,6 +3413,7 @@ export interface operations {
                      *         "access_token": "****x7Qa"
                      *       },
                      *       "events": null,
+                     *       "sources": null,
                      *       "enabled": true,
                      *       "state": "active",
                      *       "last_error": null,
@@ -3458,6 +3561,67 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    collectEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Fields this version does not know (`user_data` included: contact data comes only from servers) are dropped and counted, not refused: pages run old snippets for years. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "key": "tw_pub_4kTq9ZbW2xLm7RcV1nPs8YdH",
+                 *       "event_name": "PageView",
+                 *       "event_id": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+                 *       "url": "https://shop.example.com/?fbclid=IwAR2xYz",
+                 *       "title": "Shop",
+                 *       "anonymous_id": "tw.1732473730000.k3J9xQ2m",
+                 *       "ids": {
+                 *         "fbclid": "IwAR2xYz"
+                 *       },
+                 *       "cookies": {
+                 *         "_fbp": "fb.1.1732473730000.1098115397"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["CollectEventRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "event_id": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CollectEventResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

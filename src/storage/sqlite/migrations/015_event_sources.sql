@@ -1,0 +1,5 @@
+-- Browser collection: every event says where it came from, `server` (POST /v1/track and its
+-- batch) or `browser` (POST /v1/collect); events stored before this migration came from
+-- servers. A destination may take one source only (`sources`, JSON list; NULL: both).
+ALTER TABLE events ADD COLUMN source TEXT NOT NULL DEFAULT 'server';
+ALTER TABLE destinations ADD COLUMN sources TEXT;
