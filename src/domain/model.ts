@@ -121,6 +121,8 @@ export interface MatchQuality {
   keys: string[];
   /** The keys absent, highest weight first: what would raise the score most. */
   missing: string[];
+  /** The keys filled from the visitor's browser (identity stitching), when any were. */
+  enriched?: string[];
 }
 
 /** Per-platform hashes and the raw match data of one event, as ingestion computed them. */

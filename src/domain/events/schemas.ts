@@ -122,6 +122,16 @@ export const TrackEventSchema = Type.Object(
         description: 'Free-form name/value pairs: at most 100 keys and 16,384 bytes serialised.',
       }),
     ),
+    anonymous_id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 128,
+        format: 'printable',
+        errorMessage: 'must be 1 to 128 printable characters',
+        description:
+          "The visitor's browser id (the `_tw_id` cookie the snippet sets): every match key the event lacks is filled from that visitor's latest browser events (kept 7 days), before hashing and forwarding; the event's own values win. `match_quality.enriched` lists what was filled.",
+      }),
+    ),
   },
   { additionalProperties: false, examples: [TRACK_EVENT_EXAMPLE] },
 );
@@ -252,6 +262,12 @@ export const MatchQualitySchema = Type.Object(
     missing: Type.Array(Type.String(), {
       description: 'The match keys absent, strongest first: what would raise the score most.',
     }),
+    enriched: Type.Optional(
+      Type.Array(Type.String(), {
+        description:
+          "The match keys that came from the visitor's browser (the event's `anonymous_id`), not from the event itself.",
+      }),
+    ),
   },
   {
     description:

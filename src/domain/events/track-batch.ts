@@ -1,3 +1,4 @@
+import { visitorOf } from '../collect/stitching.ts';
 import { type Context, trackingLookup } from '../context.ts';
 import { TrackwayError } from '../errors.ts';
 import type { Pixel, TrackedEvent } from '../model.ts';
@@ -33,7 +34,8 @@ export async function trackEvents({
   for (const [index, input] of inputs.entries()) {
     try {
       // The very checks POST /v1/track runs, so an event fails here exactly as it would alone.
-      const event = prepareEvent(ctx.account.id, input, receivedAt);
+      const visitor = await visitorOf(ctx, input, receivedAt);
+      const event = prepareEvent(ctx.account.id, input, receivedAt, visitor);
       let pixel = pixels.get(event.pixelId);
       if (!pixel) {
         pixel = lookup(ctx.account.id, event.pixelId);

@@ -1,3 +1,4 @@
+import { visitorOf, withVisitorKeys } from '../collect/stitching.ts';
 import { type Context, trackingLookup } from '../context.ts';
 import { invalidField, pixelNotFound, TrackwayError } from '../errors.ts';
 import { matchKeyHashes, splitMatchKeys } from '../forwarding/match-keys.ts';
@@ -8,7 +9,14 @@ import {
   platformUserData,
 } from '../forwarding/platform-user-data.ts';
 import { newEventId } from '../ids.ts';
-import type { IngestedMatchData, Pixel, TrackedEvent, WebhookEvent } from '../model.ts';
+import type {
+  IngestedMatchData,
+  MatchQuality,
+  Pixel,
+  TrackedEvent,
+  VisitorKeys,
+  WebhookEvent,
+} from '../model.ts';
 import type { InsertOutcome } from '../ports.ts';
 import { compileValidator } from '../validation.ts';
 import { type TrackEventResponse, TrackEventSchema } from './schemas.ts';
@@ -37,8 +45,19 @@ function nonFinitePath(value: unknown, path: string): string | null {
  * to store. Unknown fields are reported last, after every format check (contract §3's order).
  * Pure: no I/O, so the batch path runs exactly the same checks on each of its events.
  */
-export function prepareEvent(accountId: string, body: unknown, receivedAt: Date): TrackedEvent {
+export function prepareEvent(
+  accountId: string,
+  body: unknown,
+  receivedAt: Date,
+  visitor: VisitorKeys | null = null,
+): TrackedEvent {
   const { value: input, unknown } = validateEvent.inspect(body);
+  // Identity stitching: the match keys the event lacks come from its visitor's browser (the
+  // event's own values win), before anything is hashed or stored.
+  const { userData: stitched, enriched } = withVisitorKeys(
+    input.user_data as Record<string, string> | undefined,
+    visitor,
+  );
   let timestamp = receivedAt;
   if (input.timestamp !== undefined) {
     timestamp = new Date(input.timestamp);
@@ -65,13 +84,10 @@ export function prepareEvent(accountId: string, body: unknown, receivedAt: Date)
   // Hashing happens here, before the record exists: raw PII never reaches storage or logs.
   // The match keys (contract §11) are split off first: the record gets their SHA-256, the raw
   // values go to the 7-day store with the unhashed location (`ingested`).
-  const { actionSource, matchKeys, contact } = splitMatchKeys(
-    input.user_data as Record<string, string> | undefined,
-    input.action_source,
-  );
+  const { actionSource, matchKeys, contact } = splitMatchKeys(stitched, input.action_source);
   let userData: Record<string, string> | null = null;
   let ingested: IngestedMatchData = { hashes: null, matchKeys: null, location: null };
-  if (input.user_data !== undefined) {
+  if (stitched !== undefined) {
     const hashed = hashContact(contact);
     const { hashes, location } = platformUserData(contact, hashed);
     // Most events carry no match keys: their record's user_data is the contact hashes alone.
@@ -101,9 +117,18 @@ export function prepareEvent(accountId: string, body: unknown, receivedAt: Date)
     customData: (input.custom_data as Record<string, unknown> | undefined) ?? null,
     customDataJson,
     actionSource,
-    matchQuality: matchQuality({ hashes: ingested.hashes ?? NO_HASHES, matchKeys }),
+    matchQuality: withEnriched(
+      matchQuality({ hashes: ingested.hashes ?? NO_HASHES, matchKeys }),
+      enriched,
+    ),
     ingested,
+    anonymousId: input.anonymous_id ?? null,
   };
+}
+
+/** The estimate, saying which keys came from the visitor's browser (none: as it was). */
+function withEnriched(quality: MatchQuality, enriched: string[]): MatchQuality {
+  return enriched.length === 0 ? quality : { ...quality, enriched };
 }
 
 const NO_HASHES: PlatformHashes = { meta: {}, ga4: {}, tiktok: {} };
@@ -160,7 +185,8 @@ export async function trackEvent({
   /** The request body as parsed: prepareEvent validates it. */
   input: unknown;
 }): Promise<TrackEventResponse> {
-  const event = prepareEvent(ctx.account.id, input, ctx.clock.now());
+  const now = ctx.clock.now();
+  const event = prepareEvent(ctx.account.id, input, now, await visitorOf(ctx, input, now));
   assertTrackable(await trackingLookup(ctx)(ctx.account.id, event.pixelId), event.pixelId);
   const outcome = await ctx.store.events.insertEvent(event, [eventTracked(event)]);
   return trackResponse(event, outcome);

@@ -11,11 +11,12 @@ interface DeletedRow {
   ms: string;
   value: number | null;
   match_score: number | null;
+  anonymous_id: string | null;
 }
 
 const RETURNING = `RETURNING pixel_id, account_id, event_name,
   (extract(epoch FROM timestamp) * 1000)::bigint AS ms, value,
-  (match_quality ->> 'score')::float8 AS match_score`;
+  (match_quality ->> 'score')::float8 AS match_score, anonymous_id`;
 
 /** The user_data fields a person is matched on; the names are fixed, never input. */
 const KEY_FIELDS = ['email', 'phone', 'external_id'] as const;
@@ -67,10 +68,28 @@ async function uncount(
 export class PostgresEventDeletes implements EventDeletes {
   constructor(private readonly pool: pg.Pool) {}
 
-  /** One transaction: the delete, then the counts it takes off. */
-  private deleting(sql: string, params: unknown[]): Promise<number> {
+  /**
+   * One transaction: the delete, then the counts it takes off. With `visitors`, the browser
+   * identities of the deleted events' visitors go too (an erasure; a retention purge of old
+   * events leaves a visitor's current identity alone).
+   */
+  private deleting(sql: string, params: unknown[], visitors = false): Promise<number> {
     return inTransaction(this.pool, async (db) => {
       const { rows } = await db.query<DeletedRow>(sql, params);
+      const seen = visitors ? rows.filter((r) => r.anonymous_id !== null) : [];
+      if (seen.length > 0) {
+        await db.query(
+          `DELETE FROM visitor_identities v
+             USING unnest($1::text[], $2::text[], $3::text[]) AS d (pixel_id, anonymous_id, account_id)
+            WHERE v.pixel_id = d.pixel_id AND v.anonymous_id = d.anonymous_id
+              AND v.account_id = d.account_id`,
+          [
+            seen.map((r) => r.pixel_id),
+            seen.map((r) => r.anonymous_id),
+            seen.map((r) => r.account_id),
+          ],
+        );
+      }
       const hours = decrementsOf(
         rows.map((r) => ({
           pixelId: r.pixel_id,
@@ -104,6 +123,7 @@ export class PostgresEventDeletes implements EventDeletes {
       `DELETE FROM events WHERE seq > $1 AND seq <= $2 AND account_id = $3 ${pixels}
          AND user_data IS NOT NULL AND (${match.join(' OR ')}) ${RETURNING}`,
       params,
+      true,
     );
   }
 

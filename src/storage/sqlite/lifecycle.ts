@@ -11,10 +11,11 @@ interface DeletedRow {
   timestamp: number;
   value: number | null;
   match_score: number | null;
+  anonymous_id: string | null;
 }
 
 const RETURNING = `RETURNING pixel_id, account_id, event_name, timestamp, value,
-  json_extract(match_quality, '$.score') AS match_score`;
+  json_extract(match_quality, '$.score') AS match_score, anonymous_id`;
 
 const deletedEvent = (r: DeletedRow): DeletedEvent => ({
   pixelId: r.pixel_id,
@@ -37,6 +38,7 @@ export class SqliteEventDeletes implements EventDeletes {
   private readonly dropDay;
   private readonly dropTotal;
   private readonly purge;
+  private readonly forgetVisitor;
 
   constructor(
     private readonly db: SqliteDatabase,
@@ -58,6 +60,9 @@ export class SqliteEventDeletes implements EventDeletes {
       `DELETE FROM event_counts_daily WHERE ${key} AND day = @day AND n <= 0`,
     );
     this.dropTotal = db.prepare(`DELETE FROM event_totals WHERE ${key} AND n <= 0`);
+    this.forgetVisitor = db.prepare(
+      'DELETE FROM visitor_identities WHERE pixel_id = ? AND anonymous_id = ? AND account_id = ?',
+    );
     // Oldest first through the (account, pixel, timestamp) index: each batch is a short range.
     this.purge = db.prepare<[string, string, number, number], DeletedRow>(
       `DELETE FROM events WHERE seq IN (
@@ -83,11 +88,22 @@ export class SqliteEventDeletes implements EventDeletes {
     }
   }
 
-  /** One IMMEDIATE transaction, flushed like an insert before the caller hears of it. */
-  private async deleting(run: () => DeletedRow[]): Promise<number> {
+  /**
+   * One IMMEDIATE transaction, flushed like an insert before the caller hears of it. With
+   * `visitors`, the browser identities of the deleted events' visitors go too (an erasure; a
+   * retention purge of old events leaves a visitor's current identity alone).
+   */
+  private async deleting(run: () => DeletedRow[], visitors = false): Promise<number> {
     const tx = this.db.transaction(() => {
       const rows = run();
       this.uncount(rows);
+      if (visitors) {
+        for (const r of rows) {
+          if (r.anonymous_id !== null) {
+            this.forgetVisitor.run(r.pixel_id, r.anonymous_id, r.account_id);
+          }
+        }
+      }
       return rows.length;
     });
     return this.durable(() => tx.immediate());
@@ -111,7 +127,7 @@ export class SqliteEventDeletes implements EventDeletes {
       ...(o.pixelIds !== null && { pixels: JSON.stringify(o.pixelIds) }),
     };
     for (const f of KEY_FIELDS) if (o.keys[f] !== undefined) params[f] = o.keys[f];
-    return this.deleting(() => statement.all(params));
+    return this.deleting(() => statement.all(params), true);
   }
 
   purgeBatch(accountId: string, pixelId: string, before: Date, limit: number): Promise<number> {

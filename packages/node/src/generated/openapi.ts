@@ -736,6 +736,11 @@ export interface components {
             custom_data?: {
                 [key: string]: unknown;
             };
+            /**
+             * Format: printable
+             * @description The visitor's browser id (the `_tw_id` cookie the snippet sets): every match key the event lacks is filled from that visitor's latest browser events (kept 7 days), before hashing and forwarding; the event's own values win. `match_quality.enriched` lists what was filled.
+             */
+            anonymous_id?: string;
         };
         /** @description User attributes for matching. Every value is normalised and SHA-256-hashed before it is stored; a value that already is 64 lowercase hex characters is taken as a hash and kept as sent. The match keys (`client_ip_address`, `client_user_agent`, `fbc`, `fbp`, `ttclid`, `ttp`, `ga_client_id`) are hashed as sent in the record; their raw values are kept apart, only for forwarding, for at most 7 days after the event's `timestamp`. */
         UserData: {
@@ -960,6 +965,8 @@ export interface components {
                 keys: string[];
                 /** @description The match keys absent, strongest first: what would raise the score most. */
                 missing: string[];
+                /** @description The match keys that came from the visitor's browser (the event's `anonymous_id`), not from the event itself. */
+                enriched?: string[];
             };
             /** @description `server`: sent to `/v1/track`; `browser`: sent by the snippet to `/v1/collect`. */
             source: "server" | "browser";
@@ -1624,6 +1631,8 @@ export interface components {
                 keys: string[];
                 /** @description The match keys absent, strongest first: what would raise the score most. */
                 missing: string[];
+                /** @description The match keys that came from the visitor's browser (the event's `anonymous_id`), not from the event itself. */
+                enriched?: string[];
             };
             /** @description `server`: sent to `/v1/track`; `browser`: sent by the snippet to `/v1/collect`. */
             source: "server" | "browser";
