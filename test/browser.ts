@@ -17,7 +17,8 @@ export interface LaunchedBrowser {
   close(): Promise<void>;
 }
 
-export async function launchChromium(): Promise<LaunchedBrowser> {
+/** `extraArgs`: more flags, e.g. `--host-resolver-rules` to serve test host names locally. */
+export async function launchChromium(extraArgs: string[] = []): Promise<LaunchedBrowser> {
   const profile = mkdtempSync(join(tmpdir(), 'trackway-chromium-'));
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -29,6 +30,7 @@ export async function launchChromium(): Promise<LaunchedBrowser> {
       '--disable-component-update',
       '--no-first-run',
       '--disable-sync',
+      ...extraArgs,
     ],
     // A fresh profile: playwright refuses --user-data-dir with launch(), so it goes here.
     env: { ...process.env, HOME: profile },

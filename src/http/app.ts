@@ -44,6 +44,7 @@ import { registerHealthRoutes } from './routes/health.ts';
 import { registerCreateKey } from './routes/keys.create.ts';
 import { registerRevokeKey } from './routes/keys.delete.ts';
 import { registerListKeys } from './routes/keys.list.ts';
+import { registerPixelScript } from './routes/pixel-script.get.ts';
 import { registerCreatePixel } from './routes/pixels.create.ts';
 import { registerErasure } from './routes/pixels.erasure.ts';
 import { registerGetPixel } from './routes/pixels.get.ts';
@@ -198,8 +199,10 @@ function setStandardHeaders(request: FastifyRequest, reply: FastifyReply): void 
     'x-frame-options': 'DENY',
     'referrer-policy': 'no-referrer',
   });
-  // Account data must never sit in a shared cache.
-  if (request.url.startsWith('/v1/')) reply.header('cache-control', 'no-store');
+  // Account data must never sit in a shared cache (the snippet, public, says so itself).
+  if (request.url.startsWith('/v1/') && !reply.hasHeader('cache-control')) {
+    reply.header('cache-control', 'no-store');
+  }
 }
 
 export async function buildApp(given: AppDeps): Promise<App> {
@@ -457,6 +460,7 @@ export async function buildApp(given: AppDeps): Promise<App> {
     });
     registerCollect(browser, deps);
     registerCollectPreflight(browser, deps);
+    registerPixelScript(browser);
   });
 
   await registerDashboard(app, deps, keys, streams);
