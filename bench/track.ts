@@ -41,6 +41,10 @@
  * mode: two designs compared on a shared machine drift together. It also prints each mode's
  * CPU per request minus the first mode's, round by round.
  *
+ * sqlite-collect / postgres-redis-collect load `POST /v1/collect` instead (browser events as the
+ * snippet sends them, each from its own X-Forwarded-For, through one trusted proxy), beside the
+ * same baseline and durable-commit ceiling: `--modes sqlite,sqlite-collect`.
+ *
  * --filled-sqlite / --filled-schema add the modes sqlite-filled / postgres-redis-filled: the
  * same service on an existing, already filled database (bench/growth.ts makes one), so a run
  * can compare it with an empty one round by round.
@@ -78,6 +82,8 @@ const MODES = [
   'sqlite-filled',
   'postgres-redis-filled',
   'sqlite-raw-http',
+  'sqlite-collect',
+  'postgres-redis-collect',
 ] as const;
 type Mode = (typeof MODES)[number];
 
@@ -168,6 +174,45 @@ function serviceTargets(service: BenchService): LoadOptions[] {
 }
 
 /**
+ * Browser events (`--modes sqlite-collect`): a PageView from the pixel's site as the snippet
+ * sends it (text/plain, publishable key, click id and cookies), each with its own event id and
+ * visitor, so every request stores an event and updates a visitor identity.
+ */
+async function collectTargets(service: BenchService): Promise<LoadOptions[]> {
+  const res = await fetch(`${service.running.url}/v1/pixels/${service.pixelId}`, {
+    headers: service.headers,
+  });
+  const { publishable_key: key, domain } = (await res.json()) as {
+    publishable_key: string;
+    domain: string;
+  };
+  const template = JSON.stringify({
+    key,
+    event_name: 'PageView',
+    event_id: `bench-${process.pid}-${Date.now()}-__N__`,
+    url: `https://${domain}/products/1001?fbclid=IwAR__N__`,
+    title: 'Product 1001',
+    anonymous_id: 'tw.1732473730000.__N__',
+    ids: { fbclid: 'IwAR__N__' },
+    cookies: { _fbp: 'fb.1.1732473730000.1098115397', _ga: 'GA1.1.1098115397.1732473730' },
+  });
+  const share = Math.floor(connections / service.instances.length);
+  return service.instances.map((instance) => ({
+    url: `${instance.url}/v1/collect`,
+    headers: {
+      'content-type': 'text/plain;charset=UTF-8',
+      origin: `https://${domain}`,
+      'user-agent':
+        'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
+    },
+    template,
+    seconds,
+    connections: share,
+    forwardedFor: true,
+  }));
+}
+
+/**
  * Every answered request must have stored a new event: otherwise the run measured
  * deduplication, not ingest. wrk stops counting with requests still in flight, which may be
  * stored too: up to one per connection for each run.
@@ -239,7 +284,10 @@ async function withMode<T>(
     const service = await startBenchService(databaseUrl, env, instances, [], entry);
     try {
       const pids = service.instances.map((i) => i.child.pid!);
-      return await use(await loadable(pids, serviceTargets(service)), service);
+      const targets = mode.endsWith('-collect')
+        ? await collectTargets(service)
+        : serviceTargets(service);
+      return await use(await loadable(pids, targets), service);
     } finally {
       await service.stop();
     }
@@ -247,6 +295,11 @@ async function withMode<T>(
   switch (mode) {
     case 'sqlite':
       return start(`sqlite:${join(dir, 'bench.db')}`, {});
+    case 'sqlite-collect':
+      // Browser events from a crowd of visitors (one X-Forwarded-For each) behind one proxy.
+      return start(`sqlite:${join(dir, 'bench-collect.db')}`, { TRACKWAY_TRUST_PROXY: '1' });
+    case 'postgres-redis-collect':
+      return withSchema((url) => start(url, { ...redisEnv, TRACKWAY_TRUST_PROXY: '1' }));
     case 'postgres':
       return withSchema((url) => start(url, {}));
     case 'postgres-redis':
@@ -273,6 +326,8 @@ const LABELS: Record<Mode, string> = {
   'sqlite-filled': 'trackway, SQLite, 1 process, filled database',
   'postgres-redis-filled': 'trackway, PostgreSQL + Redis, 1 process, filled database',
   'sqlite-raw-http': "node:http + Trackway's domain and SQLite store (no Fastify)",
+  'sqlite-collect': 'trackway, SQLite, 1 process, POST /v1/collect (browser)',
+  'postgres-redis-collect': 'trackway, PostgreSQL + Redis, 1 process, POST /v1/collect',
 };
 
 /** One table row from a server's rounds: medians, and the median of its per-round ratios. */
