@@ -70,6 +70,53 @@ for (const kind of await testStores()) {
       });
     };
 
+    it("shows a pixel's browser setup: key, snippet, anonymous_id, last browser hit; rotates the key", async () => {
+      const pixelId = await h.pixel(acme, {
+        name: 'Setup',
+        domain: 'setup.example.com',
+        tracking_domain: 'track.setup.example.com',
+      });
+      const { cookie } = await signIn(acme);
+      const page = `/dashboard/pixels/${pixelId}`;
+      const key = async () =>
+        (await h.request(acme, { method: 'GET', url: `/v1/pixels/${pixelId}` })).json()
+          .publishable_key as string;
+      const before = (await get(cookie, page)).body;
+      const first = await key();
+      assert.ok(before.includes(first), 'the publishable key');
+      assert.ok(before.includes('https://track.setup.example.com/v1/pixel.js'), 'the snippet');
+      assert.ok(before.includes('anonymous_id'), 'the server example');
+      assert.match(before, /none in the last 7 days/);
+      const hit = await h.app.inject({
+        method: 'POST',
+        url: '/v1/collect',
+        headers: {
+          origin: 'https://setup.example.com',
+          'user-agent':
+            'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 Chrome/131.0 Safari/537.36',
+        },
+        payload: {
+          key: first,
+          event_name: 'PageView',
+          url: 'https://setup.example.com/',
+          anonymous_id: 'tw.1.x',
+        },
+      });
+      assert.equal(hit.statusCode, 200, hit.body);
+      const after = (await get(cookie, page)).body;
+      assert.doesNotMatch(after, /none in the last 7 days/);
+      const events = (await get(cookie, `/dashboard/events?pixel_id=${pixelId}`)).body;
+      assert.match(events, /<td>browser<\/td>/);
+      const rotated = await post(cookie, `${page}/publishable-key`);
+      assert.equal(rotated.statusCode, 303, rotated.body);
+      const second = await key();
+      assert.notEqual(second, first);
+      assert.match((await get(cookie, String(rotated.headers.location))).body, new RegExp(second));
+      const theirs = await signIn(other);
+      assert.equal((await post(theirs.cookie, `${page}/publishable-key`)).statusCode, 404);
+      assert.equal(await key(), second);
+    });
+
     it('adds a destination, masks its secret, sends a test and shows the answer, disables and replays it', async () => {
       const pixelId = await h.pixel(acme);
       const { cookie } = await signIn(acme);

@@ -33,6 +33,8 @@ export type Request<P> = FastifyRequest<{
 const NOTICES: Record<string, string> = {
   'pixel-created': 'Pixel created.',
   'pixel-saved': 'Pixel saved.',
+  'publishable-key-rotated':
+    'New publishable key: update the snippet; the old key works for 24 hours.',
   'pixel-paused': 'Pixel paused: its events are refused until it is resumed.',
   'pixel-active': 'Pixel resumed.',
   'key-revoked': 'Key revoked.',

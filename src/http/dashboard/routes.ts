@@ -15,7 +15,7 @@ import {
 import { replayDestination, testDestination } from '../../domain/forwarding/event-forwarding.ts';
 import { createKey, revokeKey } from '../../domain/keys/keys.ts';
 import { CreateKeySchema } from '../../domain/keys/schemas.ts';
-import { createPixel, updatePixel } from '../../domain/pixels/pixels.ts';
+import { createPixel, rotatePublishableKey, updatePixel } from '../../domain/pixels/pixels.ts';
 import { CreatePixelSchema, UpdatePixelSchema } from '../../domain/pixels/schemas.ts';
 import type { PlatformGateway } from '../../domain/ports.ts';
 import { compileValidator } from '../../domain/validation.ts';
@@ -113,6 +113,14 @@ export function registerScreens(
       const body = input(validUpdatePixel, request.body, [...PIXEL_FIELDS, 'status']);
       await updatePixel({ ctx, pixelId: request.params.pixel_id, input: body });
       return pixelUrl(request.params.pixel_id, 'pixel-saved');
+    },
+    (request, ctx) => pixel(ctx, request.params.pixel_id),
+  );
+  screens.form<PixelParams>(
+    '/dashboard/pixels/:pixel_id/publishable-key',
+    async (request, ctx) => {
+      await rotatePublishableKey({ ctx, pixelId: request.params.pixel_id });
+      return pixelUrl(request.params.pixel_id, 'publishable-key-rotated');
     },
     (request, ctx) => pixel(ctx, request.params.pixel_id),
   );

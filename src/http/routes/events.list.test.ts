@@ -83,6 +83,7 @@ for (const kind of await testStores()) {
             'zip',
           ],
         },
+        source: 'server',
         received_at: body.events[0].received_at,
         // The pixel has no destination: nothing is forwarded.
         forwarding: [],

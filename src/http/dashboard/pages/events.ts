@@ -46,13 +46,14 @@ ${
   list.events.length === 0
     ? ''
     : html`<table class="events">
-  <thead><tr><th scope="col">Time</th><th scope="col">Event</th><th scope="col">Event ID</th><th scope="col" class="num">Value</th><th scope="col">Record</th></tr></thead>
+  <thead><tr><th scope="col">Time</th><th scope="col">Event</th><th scope="col">Event ID</th><th scope="col">Source</th><th scope="col" class="num">Value</th><th scope="col">Record</th></tr></thead>
   <tbody>
   ${list.events.map(
     (e) => html`<tr>
     <td>${formatTime(e.timestamp)}</td>
     <td>${e.event_name}</td>
     <td><code>${e.event_id}</code></td>
+    <td>${e.source}</td>
     <td class="num">${e.value === null ? '—' : `${e.value} ${e.currency ?? ''}`}</td>
     <td><a href="/dashboard/events/${pixel.id}/${encodeURIComponent(e.event_id)}">Forwarding and match quality<span class="visually-hidden"> of ${e.event_id}</span></a> <details><summary>View record<span class="visually-hidden"> of ${e.event_id}</span></summary><pre class="record">${JSON.stringify(e, null, 2)}</pre></details></td>
   </tr>`,
@@ -80,6 +81,7 @@ export async function eventBody(ctx: Context, pixelId: string, eventId: string):
   <dt>Event</dt><dd>${e.event_name}</dd>
   <dt>Event ID</dt><dd><code>${e.event_id}</code></dd>
   <dt>Time</dt><dd>${formatTime(e.timestamp)}</dd>
+  <dt>Source</dt><dd>${e.source === 'browser' ? 'browser (the snippet)' : 'server'}</dd>
 </dl>
 <section aria-labelledby="mq-h">
 <h2 id="mq-h">Match quality</h2>
@@ -87,6 +89,7 @@ export async function eventBody(ctx: Context, pixelId: string, eventId: string):
   <dt>Score</dt><dd class="score">${mq.score.toFixed(1)} / 10</dd>
   <dt>Keys present</dt><dd>${keys(mq.keys)}</dd>
   <dt>Keys missing</dt><dd>${keys(mq.missing)}</dd>
+  ${mq.enriched ? html`<dt>From the browser</dt><dd>${keys(mq.enriched)}</dd>` : ''}
 </dl>
 <p class="hint">A local estimate from the keys the event carries, not Meta's Event Match Quality.</p>
 </section>

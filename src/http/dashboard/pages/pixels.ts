@@ -60,5 +60,50 @@ export async function pixelEditBody(ctx: Context, pixelId: string): Promise<Html
       <option value="paused"${p.status === 'paused' ? html` selected` : ''}>Paused: events are refused with 409</option>
     </select></div>
   <button type="submit">Save pixel</button>
-</form>`;
+</form>
+${await browserSetup(ctx, p)}`;
+}
+
+/** How a server reads the visitor id the snippet sets, per language, to send as anonymous_id. */
+const READ_VISITOR: Array<[string, string]> = [
+  ['Node (Express)', 'const anonymousId = req.cookies._tw_id;'],
+  [
+    'Python (Django / Flask)',
+    "anonymous_id = request.COOKIES.get('_tw_id')  # Flask: request.cookies",
+  ],
+  ['PHP', "$anonymousId = $_COOKIE['_tw_id'] ?? null;"],
+  ['Ruby (Rails)', 'anonymous_id = cookies[:_tw_id]'],
+  ['Go (net/http)', 'c, err := r.Cookie("_tw_id") // c.Value when err == nil'],
+];
+
+/**
+ * The pixel's browser setup: its publishable key, the snippet to paste, how a server passes the
+ * visitor on, and whether a browser event arrived lately (the identities kept 7 days).
+ */
+async function browserSetup(ctx: Context, p: Awaited<ReturnType<typeof getPixel>>): Promise<Html> {
+  const last = await ctx.store.matchKeys.lastBrowserHit(ctx.account.id, p.id);
+  const snippet = `<script>window.trackway=window.trackway||function(){(trackway.q=trackway.q||[]).push(arguments)}</script>
+<script async src="https://${p.tracking_domain}/v1/pixel.js" data-key="${p.publishable_key}"></script>`;
+  const purchase = `{"pixel_id": "${p.id}", "event_name": "Purchase", "event_id": "order-1001",
+ "value": 49.99, "currency": "EUR", "anonymous_id": "<the _tw_id cookie>",
+ "user_data": {"email": "jane@example.com"}}`;
+  return html`<section aria-labelledby="browser-h">
+<h2 id="browser-h">Browser collection</h2>
+<dl class="facts">
+  <dt>Publishable key</dt><dd><code>${p.publishable_key}</code></dd>
+  <dt>Last browser hit</dt><dd>${last === null ? 'none in the last 7 days' : formatTime(last.toISOString())}</dd>
+</dl>
+<p>Paste into every page's <code>&lt;head&gt;</code> (served from the tracking domain or a path proxy on the shop's own site):</p>
+<pre class="record"><code>${snippet}</code></pre>
+<form method="post" action="/dashboard/pixels/${p.id}/publishable-key" class="stack">
+  <button type="submit">Rotate the publishable key</button>
+  <p class="hint">The old key keeps working for 24 hours.</p>
+</form>
+<h3>Server events: name the visitor</h3>
+<p>Read the <code>_tw_id</code> cookie on your server and send it as <code>anonymous_id</code>: the event gets the click ids, cookies, IP and user agent of that visitor's browser.</p>
+<dl class="facts">
+  ${READ_VISITOR.map(([language, code]) => html`<dt>${language}</dt><dd><code>${code}</code></dd>`)}
+</dl>
+<pre class="record"><code>${purchase}</code></pre>
+</section>`;
 }
