@@ -290,6 +290,23 @@ for (const kind of await testStores()) {
       }
     });
 
+    it('commits concurrent hits of one visitor (one batch, one identity row)', async () => {
+      const payloads = Array.from({ length: 30 }, () => body({ anonymous_id: 'tw.same.visitor' }));
+      const answers = await Promise.all(payloads.map((p) => collect(p)));
+      assert.deepEqual(
+        answers.map((a) => a.statusCode),
+        payloads.map(() => 200),
+      );
+      for (const p of payloads) assert.ok(await stored(p.event_id), p.event_id);
+      const identity = await h.store.matchKeys.visitorKeys(
+        acme.account.id,
+        pixelId,
+        'tw.same.visitor',
+        h.clock.now(),
+      );
+      assert.equal(identity?.matchKeys.clientUserAgent, UA);
+    });
+
     it('answers the preflight for any active pixel site only', async () => {
       const ok = await h.app.inject({
         method: 'OPTIONS',
