@@ -127,6 +127,7 @@ export function startWorker(
   });
   forwarder.start();
   commits?.onForwardingQueued(forwarder.wake);
+  commits?.onReplayAccepted(forwarder.wakeReplays);
   return {
     wake: () => {
       worker.wake();

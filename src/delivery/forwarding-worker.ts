@@ -33,6 +33,7 @@ import type { WebhookEvent } from '../domain/model.ts';
 import type {
   ClaimedBatch,
   ClaimedJob,
+  ClaimedReplay,
   Clock,
   ForwardAttempt,
   ForwardingSource,
@@ -68,6 +69,8 @@ export interface ForwardingWorkerOptions {
   /** How long a claim is exclusive: longer than a batch with its bisection may take. */
   leaseMs?: number;
   pollMs?: number;
+  /** The longest a worker waits before looking for replays it was not told of. */
+  replayPollMs?: number;
   random?: () => number;
   metrics?: ForwardingMetrics;
 }
@@ -93,6 +96,9 @@ export class ForwardingWorker {
   /** Destinations with a batch in flight in this worker. */
   private readonly busy = new Set<string>();
   private readonly loop: WorkLoop;
+  /** Advances recorded replays (contract §21), one at a time, beside the sends. */
+  private readonly replays: WorkLoop;
+  private replaying = false;
   private readonly concurrency: number;
   private readonly leaseMs: number;
   private readonly random: () => number;
@@ -110,18 +116,74 @@ export class ForwardingWorker {
       look: (now) => this.claim(now),
       failed: (error) => options.logger.error({ err: error }, 'forwarding claim failed'),
     });
+    this.replays = new WorkLoop({
+      clock: options.clock,
+      // Replays recorded by another process, or left by a dead one (its lease runs out).
+      pollMs: options.replayPollMs ?? 1_000,
+      look: (now) => this.claimReplay(now),
+      failed: (error) => options.logger.error({ err: error }, 'replay claim failed'),
+    });
   }
 
   start(): void {
     this.loop.start();
+    this.replays.start();
   }
 
   /** Look for work now: called after every commit that may have queued jobs. */
   wake = (): void => this.loop.wake();
 
+  /** Look for replays to queue now: called when one was recorded. */
+  wakeReplays = (): void => this.replays.wake();
+
   /** Stops claiming, then waits for the batches in flight to be settled. */
-  stop(): Promise<void> {
-    return this.loop.stop();
+  async stop(): Promise<void> {
+    await Promise.all([this.loop.stop(), this.replays.stop()]);
+  }
+
+  private async claimReplay(now: Date): Promise<Look> {
+    if (this.replaying) return { claimed: 0, next: null };
+    const replay = await this.options.store.claimReplay({
+      owner: this.owner,
+      now,
+      leaseMs: this.leaseMs,
+    });
+    if (replay === null) return { claimed: 0, next: null };
+    this.replaying = true;
+    this.replays.track(
+      this.runReplay(replay)
+        .catch((error) =>
+          this.options.logger.error(
+            { err: error, replay_id: replay.id },
+            'replay interrupted; it resumes from its last chunk when its lease ends',
+          ),
+        )
+        .finally(() => {
+          this.replaying = false;
+          this.wakeReplays();
+        }),
+    );
+    return { claimed: 1, next: null };
+  }
+
+  /**
+   * Queues a replay's events chunk by chunk, each chunk one short transaction, pausing after
+   * each as long as it took: the replay has at most half of the process (and of SQLite's one
+   * writer) while requests have the rest, like the retention purge (domain/lifecycle).
+   */
+  private async runReplay(replay: ClaimedReplay): Promise<void> {
+    while (!this.replays.stopping) {
+      const started = performance.now();
+      const step = await this.options.store.advanceReplay({
+        replay,
+        owner: this.owner,
+        now: this.options.clock.now(),
+        leaseMs: this.leaseMs,
+      });
+      if (step === null || step.done) return;
+      const took = performance.now() - started;
+      await new Promise<void>((resolve) => setTimeout(resolve, Math.min(took, 1_000)));
+    }
   }
 
   private batchSize(platform: Platform): number {

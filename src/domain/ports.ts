@@ -255,6 +255,8 @@ export interface CommitNotifier {
    * destination resumed, a replay): the forwarding worker looks for due work.
    */
   forwardingQueued(): void;
+  /** A replay was recorded: a forwarding worker starts queueing its events. */
+  replayAccepted(): void;
 }
 
 export interface Store {
@@ -599,19 +601,46 @@ export interface ForwardingStore {
     withLog: boolean,
   ): Promise<Map<string, ForwardingEntry[]>>;
   /**
-   * Puts the destination's jobs of events with `timestamp` in [from, to] and one of `statuses`
-   * back in the queue (due `now`), creating jobs for stored events that have none; how many.
+   * Records a replay of the destination's events with `timestamp` in [from, to] and answers
+   * how many it will queue: those whose job has one of `statuses` and is not being sent (not
+   * leased), and those with no job that the destination's filter takes. Counted in pages, each
+   * its own short read; nothing is queued yet: `advanceReplay` does it in the background.
    */
-  replay(options: {
-    accountId: string;
-    pixelId: string;
-    destinationId: string;
-    from: Date;
-    to: Date;
-    statuses: ForwardStatus[];
+  replay(options: ReplayRequest): Promise<number>;
+  /** Leases the oldest unfinished replay nobody holds (a dead holder's lease runs out). */
+  claimReplay(options: {
+    owner: string;
     now: Date;
-  }): Promise<number>;
+    leaseMs: number;
+  }): Promise<ClaimedReplay | null>;
+  /**
+   * Queues the next chunk of a leased replay in one short transaction that also moves its
+   * cursor (due `now`; a job being sent is left alone) and renews the lease. `null`: the lease
+   * was lost (nothing written). A destination deleted or switched off ends its replays.
+   */
+  advanceReplay(options: {
+    replay: ClaimedReplay;
+    owner: string;
+    now: Date;
+    leaseMs: number;
+  }): Promise<{ queued: number; done: boolean } | null>;
   backlog(): Promise<DestinationBacklog[]>;
+}
+
+export interface ReplayRequest {
+  accountId: string;
+  pixelId: string;
+  destinationId: string;
+  from: Date;
+  to: Date;
+  statuses: ForwardStatus[];
+  now: Date;
+}
+
+/** A replay a worker holds the lease of. */
+export interface ClaimedReplay {
+  accountId: string;
+  id: string;
 }
 
 /** Sends one request to a platform at its configured base URL (delivery/platform-sender.ts). */

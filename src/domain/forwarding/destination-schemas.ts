@@ -154,7 +154,10 @@ export const ReplayDestinationSchema = Type.Object(
 export type ReplayDestinationInput = Static<typeof ReplayDestinationSchema>;
 
 export const ReplayResultSchema = Type.Object({
-  queued: Type.Integer({ description: 'Events queued to be sent again.' }),
+  queued: Type.Integer({
+    description:
+      'How many events the replay sends: counted when it was accepted, queued in the background (chunks of 1,000, resumed after a restart).',
+  }),
 });
 
 export const TestDestinationSchema = Type.Object(

@@ -67,6 +67,14 @@ export async function replayDestination({
   const from = rangeBound(input.start_date, 'start', 'start_date');
   const to = rangeBound(input.end_date, 'end', 'end_date');
   if (from.getTime() > to.getTime()) throw invalidField('start_date', 'must not be after end_date');
+  // A switched-off destination sends nothing: queueing for it would only send the range the
+  // moment it is switched on, which nobody asked for then (contract §21).
+  if (!destination.enabled) {
+    throw new TrackwayError(
+      'conflict',
+      `Destination is disabled: ${destination.id}. Enable it before replaying.`,
+    );
+  }
   const queued = await ctx.store.forwarding.replay({
     accountId: ctx.account.id,
     pixelId,

@@ -128,8 +128,9 @@ for (const kind of await testStores()) {
         end_date: '2026-01-02',
         statuses: ['failed', 'skipped'],
       });
-      assert.equal(replayed.statusCode, 200);
-      assert.match(replayed.body, /Replay: 0 events queued/);
+      // A disabled destination is not replayed (contract §21): the form says why.
+      assert.equal(replayed.statusCode, 409);
+      assert.match(replayed.body, /Destination is disabled/);
       const backwards = await post(cookie, `${base}/replay`, {
         start_date: '2026-01-03',
         end_date: '2026-01-02',

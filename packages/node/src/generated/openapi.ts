@@ -476,7 +476,7 @@ export interface paths {
         put?: never;
         /**
          * Send a time range of events to a destination again
-         * @description Queues the pixel's events with `timestamp` in the range whose outcome for this destination is one of `statuses`. Still subject to the platform's window; the platform deduplicates by `event_id`.
+         * @description Queues the pixel's events with `timestamp` in the range whose outcome for this destination is one of `statuses`, and those with no outcome yet that the destination's filter takes. The answer says how many at once; they are queued in the background within seconds, 1,000 a transaction, resumed after a restart. An event being sent at that moment is left to that send. A disabled destination is refused with 409. Still subject to the platform's window; the platform deduplicates by `event_id`.
          */
         post: operations["replayDestination"];
         delete?: never;
@@ -1517,7 +1517,7 @@ export interface components {
             statuses?: ("failed" | "skipped" | "forwarded" | "pending")[];
         };
         ReplayDestinationResponse: {
-            /** @description Events queued to be sent again. */
+            /** @description How many events the replay sends: counted when it was accepted, queued in the background (chunks of 1,000, resumed after a restart). */
             queued: number;
         };
         TestDestinationRequest: {
@@ -3297,6 +3297,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
