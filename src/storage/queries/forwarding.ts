@@ -5,6 +5,8 @@
  * batch in one set-based statement (unnest … RETURNING), SQLite job by job on prepared
  * statements, so no one builder keeps both shapes.
  */
+
+import { type ExpressionBuilder, sql } from 'kysely';
 import type { Destination } from '../../domain/forwarding/model.ts';
 import type {
   DestinationBacklog,
@@ -13,6 +15,7 @@ import type {
   ForwardStatus,
 } from '../../domain/ports.ts';
 import { all, first, prepared, type Query, run, type Sql } from '../sql/query.ts';
+import type { Tables } from '../sql/tables.ts';
 import { getDestination } from './destinations.ts';
 
 const CHUNK = 1_000;
@@ -110,108 +113,139 @@ export interface ReplayScope {
   statuses: ForwardStatus[];
 }
 
-/** Where a replay's walk got to: the last event done (newest first). */
+/** A position in a replay's walk: an event's (timestamp, seq), newest first. */
 export interface ReplayCursor {
   at: unknown;
   seq: number | string;
 }
 
-/** One page of a replay: the events to send again and to queue for the first time. */
+/**
+ * One page of a replay: the range's events after `after` (exclusive) down to `end`
+ * (inclusive; null: to the range's start). Pages are bounded by keys, not by a list of ids, so
+ * every statement below has one shape (prepared once) whatever the page holds, and walks the
+ * events' (pixel, timestamp, seq) index.
+ */
 interface ReplayPage {
-  requeue: string[];
-  create: string[];
-  last: ReplayCursor | null;
-  /** A full page: there may be more after `last`. */
-  full: boolean;
+  after: ReplayCursor | null;
+  end: ReplayCursor | null;
+}
+
+/** The events of `page`, as `e`. */
+function pageEvents(db: Sql, scope: ReplayScope, page: ReplayPage) {
+  const d = scope.destination;
+  const { after, end } = page;
+  // One lower and one upper bound on timestamp each: given two, SQLite may take the looser
+  // for the index's range (the range's start) and read to it for every page. The page's keys
+  // lie inside the range already.
+  let q = db.q
+    .selectFrom('events as e')
+    .where('e.pixel_id', '=', d.pixelId)
+    .where('e.account_id', '=', d.accountId)
+    .where('e.timestamp', '>=', end === null ? db.store.time(scope.from) : end.at)
+    .where('e.timestamp', '<=', after === null ? db.store.time(scope.to) : after.at);
+  if (after !== null) {
+    // Ties on the cursor's timestamp are broken by seq.
+    q = q.where((eb) =>
+      eb.or([eb('e.timestamp', '<', after.at), eb('e.seq', '<', after.seq as number)]),
+    );
+  }
+  if (end !== null) {
+    q = q.where((eb) =>
+      eb.or([eb('e.timestamp', '>', end.at), eb('e.seq', '>=', end.seq as number)]),
+    );
+  }
+  return q;
+}
+
+/** The page after `after`: REPLAY_CHUNK events, or the rest of the range (`last`). */
+function* nextPage(
+  db: Sql,
+  scope: ReplayScope,
+  after: ReplayCursor | null,
+): Query<ReplayPage & { last: boolean }> {
+  const end = yield* first(
+    pageEvents(db, scope, { after, end: null })
+      .select(['e.timestamp', 'e.seq'])
+      .orderBy('e.timestamp', 'desc')
+      .orderBy('e.seq', 'desc')
+      .offset(REPLAY_CHUNK - 1)
+      .limit(1),
+  );
+  return end === undefined
+    ? { after, end: null, last: true }
+    : { after, end: { at: end.timestamp, seq: end.seq }, last: false };
 }
 
 /**
- * The next `REPLAY_CHUNK` events of the range after `cursor` (newest first, along the events'
- * (pixel, timestamp, seq) index) and what a replay does with each: a job with one of the
- * statuses that is not being sent (its lease held) is sent again; an event with no job is
- * queued if the destination's filter takes it. The count (`replay`) and the queueing
- * (`advanceReplay`) both read it, so the 202's number is what the chunks queue.
+ * The page's jobs a replay sends again: one of the statuses, and not being sent (a worker's
+ * lease running): a job in flight is left to that send, never cleared under it.
  */
-function* replayPage(
-  db: Sql,
-  scope: ReplayScope,
-  cursor: ReplayCursor | null,
-  now: Date,
-): Query<ReplayPage> {
-  const { destination: d } = scope;
-  let page = db.q
-    .selectFrom('events')
-    .select(['seq', 'timestamp', 'event_id', 'event_name'])
-    .where('pixel_id', '=', d.pixelId)
-    .where('account_id', '=', d.accountId)
-    .where('timestamp', '>=', db.store.time(scope.from))
-    .where('timestamp', '<=', db.store.time(scope.to));
-  if (cursor !== null) {
-    // The first bound alone is the index's range; the second breaks ties on seq.
-    page = page
-      .where('timestamp', '<=', cursor.at)
-      .where((eb) =>
-        eb.or([eb('timestamp', '<', cursor.at), eb('seq', '<', cursor.seq as number)]),
-      );
-  }
-  const events = yield* all(
-    page.orderBy('timestamp', 'desc').orderBy('seq', 'desc').limit(REPLAY_CHUNK),
-  );
-  const tail = events.at(-1);
-  if (tail === undefined) return { requeue: [], create: [], last: null, full: false };
-  const ids = events.map((e) => e.event_id);
-  const jobs = yield* all(
-    db.q
-      .selectFrom('forward_jobs')
-      .select(['event_id', 'status', 'lease_owner', 'lease_until'])
-      .where('account_id', '=', d.accountId)
-      .where('destination_id', '=', d.id)
-      .where('pixel_id', '=', d.pixelId)
-      .where('event_id', 'in', ids),
-  );
-  const byEvent = new Map(jobs.map((j) => [j.event_id, j]));
-  const names = d.events === null ? null : new Set(d.events);
-  const requeue: string[] = [];
-  const create: string[] = [];
-  for (const e of events) {
-    const job = byEvent.get(e.event_id);
-    if (job === undefined) {
-      if (names === null || names.has(e.event_name)) create.push(e.event_id);
-    } else if (
-      scope.statuses.includes(job.status as ForwardStatus) &&
-      !isLeased(db, job.lease_owner, job.lease_until, now)
-    ) {
-      requeue.push(e.event_id);
-    }
-  }
-  return {
-    requeue,
-    create,
-    last: { at: tail.timestamp, seq: tail.seq },
-    full: events.length === REPLAY_CHUNK,
-  };
+function resendable(db: Sql, scope: ReplayScope, page: ReplayPage, now: Date) {
+  const d = scope.destination;
+  const at = db.store.time(now);
+  return (eb: ExpressionBuilder<Tables, 'forward_jobs'>) =>
+    eb.and([
+      eb('account_id', '=', d.accountId),
+      eb('destination_id', '=', d.id),
+      eb('pixel_id', '=', d.pixelId),
+      eb('status', 'in', scope.statuses),
+      eb.or([
+        eb('lease_owner', 'is', null),
+        eb('lease_until', 'is', null),
+        eb('lease_until', '<=', at),
+      ]),
+      eb('event_id', 'in', pageEvents(db, scope, page).select('e.event_id')),
+    ]);
 }
 
-/** A job is being sent while a worker's lease on it runs (settling clears it). */
-function isLeased(db: Sql, owner: string | null, until: unknown, now: Date): boolean {
-  return owner !== null && until !== null && db.codec.time(until).getTime() > now.getTime();
+/** The page's events with no job for the destination that its filter takes. */
+function unqueued(db: Sql, scope: ReplayScope, page: ReplayPage) {
+  const d = scope.destination;
+  let q = pageEvents(db, scope, page).where(({ not, exists, selectFrom }) =>
+    not(
+      exists(
+        selectFrom('forward_jobs as j')
+          .select('j.event_id')
+          .whereRef('j.event_id', '=', 'e.event_id')
+          .whereRef('j.pixel_id', '=', 'e.pixel_id')
+          .where('j.account_id', '=', d.accountId)
+          .where('j.destination_id', '=', d.id),
+      ),
+    ),
+  );
+  if (d.events !== null) q = q.where('e.event_name', 'in', d.events);
+  return q;
 }
 
 export interface ReplayCount {
   count: number;
-  last: ReplayCursor | null;
-  full: boolean;
+  next: ReplayCursor | null;
+  last: boolean;
 }
 
-/** How many one page of a replay would queue (the 202's count is the sum over the pages). */
+/**
+ * How many one page of a replay would queue now (the 202's count is the sum over the pages):
+ * counted by the same conditions the chunk's writes use, so the number is what they queue.
+ */
 export function* countReplayPage(
   db: Sql,
   scope: ReplayScope,
-  cursor: ReplayCursor | null,
+  after: ReplayCursor | null,
   now: Date,
 ): Query<ReplayCount> {
-  const page = yield* replayPage(db, scope, cursor, now);
-  return { count: page.requeue.length + page.create.length, last: page.last, full: page.full };
+  const page = yield* nextPage(db, scope, after);
+  const resend = yield* first(
+    db.q
+      .selectFrom('forward_jobs')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where(resendable(db, scope, page, now)),
+  );
+  const create = yield* first(unqueued(db, scope, page).select((eb) => eb.fn.countAll().as('n')));
+  return {
+    count: Number(resend?.n ?? 0) + Number(create?.n ?? 0),
+    next: page.end,
+    last: page.last,
+  };
 }
 
 export function* recordReplay(
@@ -330,78 +364,69 @@ export function* advanceReplay(
     to: db.codec.time(row.range_to),
     statuses: JSON.parse(row.statuses) as ForwardStatus[],
   };
-  const cursor =
+  const after =
     row.cursor_at === null || row.cursor_seq === null
       ? null
       : { at: row.cursor_at, seq: row.cursor_seq };
-  const page = yield* replayPage(db, scope, cursor, now);
+  const page = yield* nextPage(db, scope, after);
   const queued = yield* queuePage(db, scope, page, now);
-  if (!page.full || page.last === null) {
+  if (page.last || page.end === null) {
     yield* run(finish(queued));
     return { queued, done: true };
   }
   yield* run(
     db.q
       .updateTable('forward_replays')
-      .set({ cursor_at: page.last.at, cursor_seq: page.last.seq, queued: row.queued + queued })
+      .set({ cursor_at: page.end.at, cursor_seq: page.end.seq, queued: row.queued + queued })
       .where('account_id', '=', replay.accountId)
       .where('id', '=', replay.id),
   );
   return { queued, done: false };
 }
 
-/** Puts a page's jobs back in the queue (due now) and creates the missing ones; how many. */
+/** Puts the page's jobs back in the queue (due now) and creates the missing ones; how many. */
 function* queuePage(db: Sql, scope: ReplayScope, page: ReplayPage, now: Date): Query<number> {
   const d = scope.destination;
   const at = db.store.time(now);
-  let queued = 0;
-  if (page.requeue.length > 0) {
-    // The page read the jobs; the statuses and the lease are checked again here, in the
-    // write, so a claim made since (on PostgreSQL, between the two) is still never touched.
-    queued += yield* run(
-      db.q
-        .updateTable('forward_jobs')
-        .set({
-          status: 'pending',
-          reason: null,
-          next_attempt_at: at,
-          lease_until: null,
-          lease_owner: null,
-        })
-        .where('account_id', '=', d.accountId)
-        .where('destination_id', '=', d.id)
-        .where('pixel_id', '=', d.pixelId)
-        .where('event_id', 'in', page.requeue)
-        .where('status', 'in', scope.statuses)
-        .where((eb) =>
-          eb.or([
-            eb('lease_owner', 'is', null),
-            eb('lease_until', 'is', null),
-            eb('lease_until', '<=', at),
-          ]),
-        ),
-    );
-  }
-  if (page.create.length > 0) {
-    queued += yield* run(
-      db.q
-        .insertInto('forward_jobs')
-        .values(
-          page.create.map((eventId) => ({
-            account_id: d.accountId,
-            destination_id: d.id,
-            pixel_id: d.pixelId,
-            event_id: eventId,
-            status: 'pending',
-            attempts: 0,
-            created_at: at,
-            next_attempt_at: at,
-          })),
-        )
-        .onConflict((oc) => oc.doNothing()),
-    );
-  }
-  return queued;
+  const resent = yield* run(
+    db.q
+      .updateTable('forward_jobs')
+      .set({
+        status: 'pending',
+        reason: null,
+        next_attempt_at: at,
+        lease_until: null,
+        lease_owner: null,
+      })
+      .where(resendable(db, scope, page, now)),
+  );
+  const created = yield* run(
+    db.q
+      .insertInto('forward_jobs')
+      .columns([
+        'account_id',
+        'destination_id',
+        'pixel_id',
+        'event_id',
+        'status',
+        'attempts',
+        'created_at',
+        'next_attempt_at',
+      ])
+      .expression(
+        unqueued(db, scope, page).select([
+          'e.account_id',
+          sql.lit(d.id).as('destination_id'),
+          'e.pixel_id',
+          'e.event_id',
+          sql.lit('pending').as('status'),
+          sql.lit(0).as('attempts'),
+          sql<unknown>`${at}`.as('created_at'),
+          sql<unknown>`${at}`.as('next_attempt_at'),
+        ]),
+      ),
+  );
+  return resent + created;
 }
 
 export function* backlog(db: Sql): Query<DestinationBacklog[]> {

@@ -197,8 +197,8 @@ export function forwardingStore(
           forwarding.countReplayPage(db, scope, at, options.now),
         );
         promised += page.count;
-        if (!page.full || page.last === null) break;
-        cursor = page.last;
+        if (page.last || page.next === null) break;
+        cursor = page.next;
         await yieldToLoop();
       }
       if (promised === 0) return 0;
