@@ -156,7 +156,7 @@ export type ReplayDestinationInput = Static<typeof ReplayDestinationSchema>;
 export const ReplayResultSchema = Type.Object({
   queued: Type.Integer({
     description:
-      'How many events the replay sends: counted when it was accepted, queued in the background (chunks of 1,000, resumed after a restart).',
+      'How many events the replay sends: counted when it was accepted, queued in the background (chunks of 500, resumed after a restart).',
   }),
 });
 

@@ -6,7 +6,7 @@
  * statements, so no one builder keeps both shapes.
  */
 
-import { type ExpressionBuilder, sql } from 'kysely';
+import { sql } from 'kysely';
 import type { Destination } from '../../domain/forwarding/model.ts';
 import type {
   DestinationBacklog,
@@ -15,7 +15,6 @@ import type {
   ForwardStatus,
 } from '../../domain/ports.ts';
 import { all, first, prepared, type Query, run, type Sql } from '../sql/query.ts';
-import type { Tables } from '../sql/tables.ts';
 import { getDestination } from './destinations.ts';
 
 const CHUNK = 1_000;
@@ -103,7 +102,9 @@ export function* eventForwarding(
 }
 
 /** Events a replay looks at per chunk: one short transaction each (contract §21). */
-export const REPLAY_CHUNK = 1_000;
+export const REPLAY_CHUNK = 500;
+/** Events counted per read for the 202's number: reads only, so a larger page. */
+const COUNT_PAGE = 2_000;
 
 /** What a replay covers: a destination, a range of event timestamps, statuses to send again. */
 export interface ReplayScope {
@@ -119,29 +120,31 @@ export interface ReplayCursor {
   seq: number | string;
 }
 
-/**
- * One page of a replay: the range's events after `after` (exclusive) down to `end`
- * (inclusive; null: to the range's start). Pages are bounded by keys, not by a list of ids, so
- * every statement below has one shape (prepared once) whatever the page holds, and walks the
- * events' (pixel, timestamp, seq) index.
- */
+/** What a replay does with one page of events. */
 interface ReplayPage {
-  after: ReplayCursor | null;
-  end: ReplayCursor | null;
+  /** Events whose job is sent again. */
+  requeue: string[];
+  /** Events queued for the first time. */
+  create: string[];
+  /** The page's last event: where the next page starts. */
+  next: ReplayCursor | null;
+  /** The range has no events after this page. */
+  last: boolean;
 }
 
-/** The events of `page`, as `e`. */
-function pageEvents(db: Sql, scope: ReplayScope, page: ReplayPage) {
+/**
+ * The range's events after `after` (exclusive), along the events' (pixel, timestamp, seq)
+ * index, newest first.
+ */
+function pageEvents(db: Sql, scope: ReplayScope, after: ReplayCursor | null) {
   const d = scope.destination;
-  const { after, end } = page;
-  // One lower and one upper bound on timestamp each: given two, SQLite may take the looser
-  // for the index's range (the range's start) and read to it for every page. The page's keys
-  // lie inside the range already.
+  // One lower and one upper bound on timestamp: given two, SQLite may take the looser one for
+  // the index's range (the range's end) and read up to it for every page.
   let q = db.q
     .selectFrom('events as e')
     .where('e.pixel_id', '=', d.pixelId)
     .where('e.account_id', '=', d.accountId)
-    .where('e.timestamp', '>=', end === null ? db.store.time(scope.from) : end.at)
+    .where('e.timestamp', '>=', db.store.time(scope.from))
     .where('e.timestamp', '<=', after === null ? db.store.time(scope.to) : after.at);
   if (after !== null) {
     // Ties on the cursor's timestamp are broken by seq.
@@ -149,72 +152,80 @@ function pageEvents(db: Sql, scope: ReplayScope, page: ReplayPage) {
       eb.or([eb('e.timestamp', '<', after.at), eb('e.seq', '<', after.seq as number)]),
     );
   }
-  if (end !== null) {
-    q = q.where((eb) =>
-      eb.or([eb('e.timestamp', '>', end.at), eb('e.seq', '>=', end.seq as number)]),
-    );
-  }
   return q;
-}
-
-/** The page after `after`: REPLAY_CHUNK events, or the rest of the range (`last`). */
-function* nextPage(
-  db: Sql,
-  scope: ReplayScope,
-  after: ReplayCursor | null,
-): Query<ReplayPage & { last: boolean }> {
-  const end = yield* first(
-    pageEvents(db, scope, { after, end: null })
-      .select(['e.timestamp', 'e.seq'])
-      .orderBy('e.timestamp', 'desc')
-      .orderBy('e.seq', 'desc')
-      .offset(REPLAY_CHUNK - 1)
-      .limit(1),
-  );
-  return end === undefined
-    ? { after, end: null, last: true }
-    : { after, end: { at: end.timestamp, seq: end.seq }, last: false };
 }
 
 /**
- * The page's jobs a replay sends again: one of the statuses, and not being sent (a worker's
- * lease running): a job in flight is left to that send, never cleared under it.
+ * A list for `IN (…)` padded to a power of two by repeating its first value (which changes
+ * nothing): the statement then has one of 11 shapes, so the prepared-statement caches stay
+ * small whatever the pages hold.
  */
-function resendable(db: Sql, scope: ReplayScope, page: ReplayPage, now: Date) {
-  const d = scope.destination;
-  const at = db.store.time(now);
-  return (eb: ExpressionBuilder<Tables, 'forward_jobs'>) =>
-    eb.and([
-      eb('account_id', '=', d.accountId),
-      eb('destination_id', '=', d.id),
-      eb('pixel_id', '=', d.pixelId),
-      eb('status', 'in', scope.statuses),
-      eb.or([
-        eb('lease_owner', 'is', null),
-        eb('lease_until', 'is', null),
-        eb('lease_until', '<=', at),
-      ]),
-      eb('event_id', 'in', pageEvents(db, scope, page).select('e.event_id')),
-    ]);
+function padded(values: string[]): string[] {
+  let size = 1;
+  while (size < values.length) size *= 2;
+  const first = values[0] ?? '';
+  return values.length === size ? values : [...values, ...Array(size - values.length).fill(first)];
 }
 
-/** The page's events with no job for the destination that its filter takes. */
-function unqueued(db: Sql, scope: ReplayScope, page: ReplayPage) {
+/**
+ * The next `REPLAY_CHUNK` events of the range after `after` and what a replay does with each:
+ * a job with one of the statuses that is not being sent (a worker's lease on it running) is
+ * sent again; an event with no job is queued if the destination's filter takes it. Keyed
+ * reads only (the page by the events' index, its jobs by their primary key), whatever the
+ * planner thinks of the tables' sizes. The count (`replay`) and the queueing
+ * (`advanceReplay`) both read it, so the 202's number is what the chunks queue.
+ */
+function* replayPage(
+  db: Sql,
+  scope: ReplayScope,
+  after: ReplayCursor | null,
+  now: Date,
+  size = REPLAY_CHUNK,
+): Query<ReplayPage> {
   const d = scope.destination;
-  let q = pageEvents(db, scope, page).where(({ not, exists, selectFrom }) =>
-    not(
-      exists(
-        selectFrom('forward_jobs as j')
-          .select('j.event_id')
-          .whereRef('j.event_id', '=', 'e.event_id')
-          .whereRef('j.pixel_id', '=', 'e.pixel_id')
-          .where('j.account_id', '=', d.accountId)
-          .where('j.destination_id', '=', d.id),
-      ),
-    ),
+  const events = yield* all(
+    pageEvents(db, scope, after)
+      .select(['e.seq', 'e.timestamp', 'e.event_id', 'e.event_name'])
+      .orderBy('e.timestamp', 'desc')
+      .orderBy('e.seq', 'desc')
+      .limit(size),
   );
-  if (d.events !== null) q = q.where('e.event_name', 'in', d.events);
-  return q;
+  const tail = events.at(-1);
+  if (tail === undefined) return { requeue: [], create: [], next: null, last: true };
+  const jobs = yield* all(
+    db.q
+      .selectFrom('forward_jobs')
+      .select(['event_id', 'status', 'lease_owner', 'lease_until'])
+      .where('account_id', '=', d.accountId)
+      .where('destination_id', '=', d.id)
+      .where('pixel_id', '=', d.pixelId)
+      .where('event_id', 'in', padded(events.map((e) => e.event_id))),
+  );
+  const byEvent = new Map(jobs.map((j) => [j.event_id, j]));
+  const names = d.events === null ? null : new Set(d.events);
+  const requeue: string[] = [];
+  const create: string[] = [];
+  for (const e of events) {
+    const job = byEvent.get(e.event_id);
+    if (job === undefined) {
+      if (names === null || names.has(e.event_name)) create.push(e.event_id);
+    } else if (
+      scope.statuses.includes(job.status as ForwardStatus) &&
+      !(
+        job.lease_owner !== null &&
+        job.lease_until !== null &&
+        db.codec.time(job.lease_until).getTime() > now.getTime()
+      )
+    ) {
+      requeue.push(e.event_id);
+    }
+  }
+  return {
+    requeue,
+    create,
+    next: { at: tail.timestamp, seq: tail.seq },
+    last: events.length < size,
+  };
 }
 
 export interface ReplayCount {
@@ -223,29 +234,15 @@ export interface ReplayCount {
   last: boolean;
 }
 
-/**
- * How many one page of a replay would queue now (the 202's count is the sum over the pages):
- * counted by the same conditions the chunk's writes use, so the number is what they queue.
- */
+/** How many one page of a replay would queue now (the 202's count is the sum over the pages). */
 export function* countReplayPage(
   db: Sql,
   scope: ReplayScope,
   after: ReplayCursor | null,
   now: Date,
 ): Query<ReplayCount> {
-  const page = yield* nextPage(db, scope, after);
-  const resend = yield* first(
-    db.q
-      .selectFrom('forward_jobs')
-      .select((eb) => eb.fn.countAll().as('n'))
-      .where(resendable(db, scope, page, now)),
-  );
-  const create = yield* first(unqueued(db, scope, page).select((eb) => eb.fn.countAll().as('n')));
-  return {
-    count: Number(resend?.n ?? 0) + Number(create?.n ?? 0),
-    next: page.end,
-    last: page.last,
-  };
+  const page = yield* replayPage(db, scope, after, now, COUNT_PAGE);
+  return { count: page.requeue.length + page.create.length, next: page.next, last: page.last };
 }
 
 export function* recordReplay(
@@ -368,16 +365,16 @@ export function* advanceReplay(
     row.cursor_at === null || row.cursor_seq === null
       ? null
       : { at: row.cursor_at, seq: row.cursor_seq };
-  const page = yield* nextPage(db, scope, after);
+  const page = yield* replayPage(db, scope, after, now);
   const queued = yield* queuePage(db, scope, page, now);
-  if (page.last || page.end === null) {
+  if (page.last || page.next === null) {
     yield* run(finish(queued));
     return { queued, done: true };
   }
   yield* run(
     db.q
       .updateTable('forward_replays')
-      .set({ cursor_at: page.end.at, cursor_seq: page.end.seq, queued: row.queued + queued })
+      .set({ cursor_at: page.next.at, cursor_seq: page.next.seq, queued: row.queued + queued })
       .where('account_id', '=', replay.accountId)
       .where('id', '=', replay.id),
   );
@@ -388,45 +385,71 @@ export function* advanceReplay(
 function* queuePage(db: Sql, scope: ReplayScope, page: ReplayPage, now: Date): Query<number> {
   const d = scope.destination;
   const at = db.store.time(now);
-  const resent = yield* run(
-    db.q
-      .updateTable('forward_jobs')
-      .set({
-        status: 'pending',
-        reason: null,
-        next_attempt_at: at,
-        lease_until: null,
-        lease_owner: null,
-      })
-      .where(resendable(db, scope, page, now)),
-  );
-  const created = yield* run(
-    db.q
-      .insertInto('forward_jobs')
-      .columns([
-        'account_id',
-        'destination_id',
-        'pixel_id',
-        'event_id',
-        'status',
-        'attempts',
-        'created_at',
-        'next_attempt_at',
-      ])
-      .expression(
-        unqueued(db, scope, page).select([
-          'e.account_id',
-          sql.lit(d.id).as('destination_id'),
-          'e.pixel_id',
-          'e.event_id',
-          sql.lit('pending').as('status'),
-          sql.lit(0).as('attempts'),
-          sql<unknown>`${at}`.as('created_at'),
-          sql<unknown>`${at}`.as('next_attempt_at'),
-        ]),
-      ),
-  );
-  return resent + created;
+  let queued = 0;
+  if (page.requeue.length > 0) {
+    // The page read the jobs; the statuses and the lease are checked again here, in the
+    // write, so a claim made since (on PostgreSQL, between the two) is still never touched.
+    queued += yield* run(
+      db.q
+        .updateTable('forward_jobs')
+        .set({
+          status: 'pending',
+          reason: null,
+          next_attempt_at: at,
+          lease_until: null,
+          lease_owner: null,
+        })
+        .where('account_id', '=', d.accountId)
+        .where('destination_id', '=', d.id)
+        .where('pixel_id', '=', d.pixelId)
+        .where('event_id', 'in', padded(page.requeue))
+        .where('status', 'in', scope.statuses)
+        .where((eb) =>
+          eb.or([
+            eb('lease_owner', 'is', null),
+            eb('lease_until', 'is', null),
+            eb('lease_until', '<=', at),
+          ]),
+        ),
+    );
+  }
+  if (page.create.length > 0) {
+    queued += yield* run(
+      db.q
+        .insertInto('forward_jobs')
+        .columns([
+          'account_id',
+          'destination_id',
+          'pixel_id',
+          'event_id',
+          'status',
+          'attempts',
+          'created_at',
+          'next_attempt_at',
+        ])
+        .expression(
+          db.q
+            .selectFrom('events as e')
+            .select([
+              'e.account_id',
+              sql.lit(d.id).as('destination_id'),
+              'e.pixel_id',
+              'e.event_id',
+              sql.lit('pending').as('status'),
+              sql.lit(0).as('attempts'),
+              sql<unknown>`${at}`.as('created_at'),
+              sql<unknown>`${at}`.as('next_attempt_at'),
+            ])
+            // By the (pixel_id, event_id) key alone: the ids come from the account-scoped page
+            // and pixel ids are unique, while an account_id term here led SQLite (without
+            // statistics) to scan the pixel's events by another index for every chunk.
+            .where('e.pixel_id', '=', d.pixelId)
+            .where('e.event_id', 'in', padded(page.create)),
+        )
+        .onConflict((oc) => oc.doNothing()),
+    );
+  }
+  return queued;
 }
 
 export function* backlog(db: Sql): Query<DestinationBacklog[]> {
