@@ -21,6 +21,7 @@ import { createLogger } from './logger.ts';
 import { FailOpenRateLimiter } from './rate-limit/fail-open.ts';
 import { MemoryRateLimiter } from './rate-limit/memory.ts';
 import { connectRedis, RedisRateLimiter, redisReady } from './rate-limit/redis.ts';
+import { RedisStreamSlots } from './rate-limit/stream-slots.ts';
 import { openStore } from './storage/index.ts';
 
 export interface RunningServer {
@@ -281,6 +282,20 @@ export async function startServer(
     opened.push(stopSweep);
     const rateLimiter = await createRateLimiter(config, logger, metrics);
     if (rateLimiter) opened.push(() => rateLimiter.close());
+    // Live-tail streams per account (contract §21): counted across instances in Redis.
+    let streamSlots: RedisStreamSlots | undefined;
+    if (config.redisUrl !== undefined) {
+      const redis = connectRedis(config.redisUrl);
+      opened.push(async () => {
+        redis.disconnect();
+      });
+      let warned = false;
+      streamSlots = new RedisStreamSlots(redis, (error) => {
+        if (warned) return;
+        warned = true;
+        logger.warn({ err: error }, 'Redis not answering: live-tail streams counted per instance');
+      });
+    }
     // Destination test sends go where the worker sends (TRACKWAY_META_API_URL …).
     const platforms = createPlatformGateway(config.platformUrls);
     opened.push(() => platforms.close());
@@ -293,6 +308,7 @@ export async function startServer(
       logger,
       rateLimiter,
       commits,
+      ...(streamSlots && { streamSlots }),
     });
     opened.push(() => app.close());
     let address: string;

@@ -358,7 +358,12 @@ export async function buildApp(given: AppDeps): Promise<App> {
     app.log.warn({ err: error }, 'could not record a key use'),
   );
   // Live-tail streams would hold the server open: they end when it starts closing.
-  const streams = new OpenStreams();
+  const streams = new OpenStreams({
+    store: deps.store,
+    clock: deps.clock,
+    ...(deps.streamSlots && { slots: deps.streamSlots }),
+    onError: (error, message) => app.log.warn({ err: error }, message),
+  });
   app.addHook('preClose', (done) => {
     streams.endAll();
     keyHashes.clear();

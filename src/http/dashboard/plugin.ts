@@ -23,7 +23,13 @@ import { barePage } from './layout.ts';
 import type { Usage } from './pages/overview.ts';
 import { signInPage } from './pages/sign-in.ts';
 import { registerScreens } from './routes.ts';
-import { assertSameOrigin, endSession, findSession, startSession } from './session.ts';
+import {
+  assertSameOrigin,
+  endSession,
+  findSession,
+  sessionTokenHash,
+  startSession,
+} from './session.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
@@ -222,6 +228,7 @@ export async function registerDashboard(
             request,
             reply,
             streams,
+            credential: { kind: 'session', tokenHash: sessionTokenHash(request) ?? '' },
             heartbeatMs: deps.liveTailHeartbeatMs ?? DEFAULT_HEARTBEAT_MS,
           });
         },

@@ -362,7 +362,7 @@ export interface paths {
         };
         /**
          * Follow a pixel's events as they are stored (Server-Sent Events)
-         * @description Each newly stored event of the pixel, stored by any instance, as an `event` message whose data is the event record and whose `id` is its arrival number. Send `Last-Event-ID` to receive first the events stored since that one (at most 1,000). A comment every 15 s keeps the connection alive.
+         * @description Each newly stored event of the pixel, stored by any instance, as an `event` message whose data is the event record and whose `id` is its arrival number. Send `Last-Event-ID` to receive first the events stored since that one (at most 1,000). A comment every 15 s keeps the connection alive. An account may hold 20 streams open at once (over every instance): the next is 429 with `retry_after`. A stream whose client stops reading is closed once 1 MB waits unsent (reconnect with `Last-Event-ID`); a stream ends within a second of its key being revoked.
          */
         get: operations["streamEvents"];
         put?: never;
