@@ -79,7 +79,7 @@ final class StubServer
         file_put_contents("{$this->state}/events_total", (string) $eventsTotal);
         $port = freePort();
         $this->url = "http://127.0.0.1:$port";
-        $env = ['TRACKWAY_TEST_STATE' => $this->state, 'PATH' => getenv('PATH')];
+        $env = ['TRACKWAY_TEST_STATE' => $this->state, 'PATH' => getenv('PATH'), 'PHP_CLI_SERVER_WORKERS' => '4'];
         $this->process = proc_open(
             [PHP_BINARY, '-S', "127.0.0.1:$port", __DIR__ . '/fixtures/server.php'],
             [0 => ['file', '/dev/null', 'r'], 1 => ['file', '/dev/null', 'w'], 2 => ['file', '/dev/null', 'w']],

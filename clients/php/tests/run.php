@@ -9,6 +9,9 @@ declare(strict_types=1);
 
 error_reporting(E_ALL);
 set_error_handler(static function (int $no, string $text, string $file, int $line): bool {
+    if ((error_reporting() & $no) === 0) {
+        return false; // silenced with @
+    }
     throw new ErrorException($text, 0, $no, $file, $line);
 });
 require __DIR__ . '/../autoload.php';
