@@ -207,4 +207,28 @@ class ClientTest < Minitest::Test
     assert_equal 400, @server.batches.flatten.map { |e| e["value"] }.uniq.size
     assert(Array.new(results.size) { results.pop }.all?(&:ok?))
   end
+
+  def test_a_nil_event_id_is_replaced_not_sent_twice
+    serve
+    client(gzip: false).track(purchase(1).merge("event_id" => nil))
+    @client.close
+    assert_equal 1, @server.requests.first.raw.scan("event_id").size
+    assert_match UUID_V7, @server.batches.first.first["event_id"]
+  end
+
+  def test_a_forked_child_sends_only_its_own_events
+    serve
+    c = client(flush_interval: 60)
+    c.track(purchase(0))
+    c.flush # the parent's connection is open now
+    c.track(purchase(1))
+    pid = fork do
+      c.track(purchase(2))
+      exit!(c.flush.map(&:ok?) == [true] ? 0 : 1)
+    end
+    Process.wait(pid)
+    assert_predicate $?, :success?
+    c.close
+    assert_equal [[0], [2], [1]], @server.batches.map { |events| events.map { |e| e["value"] } }
+  end
 end

@@ -108,7 +108,8 @@ module Trackway
       raise ArgumentError, "Trackway: an event is a Hash" unless event.is_a?(Hash)
       return event unless event[:event_id].nil? && event["event_id"].nil?
 
-      event.merge(event_id: new_event_id)
+      # One key only, even when the caller passed `"event_id" => nil`.
+      event.reject { |key, _| key.to_s == "event_id" }.merge(event_id: new_event_id)
     end
 
     # `evt_` + a UUIDv7: time-ordered (kind to the server's indexes), random enough to be unique.

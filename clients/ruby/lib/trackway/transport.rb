@@ -37,6 +37,7 @@ module Trackway
       @max_retry_wait = max_retry_wait
       @logger = logger
       @http = nil
+      @pid = Process.pid
       @lock = Mutex.new
     end
 
@@ -113,6 +114,11 @@ module Trackway
     private
 
     def perform(request)
+      if @pid != Process.pid
+        # A forked child must not talk on its parent's kept-alive socket: open its own.
+        @http = nil
+        @pid = Process.pid
+      end
       @http ||= connect
       @http.request(request)
     rescue *NETWORK_ERRORS => e
