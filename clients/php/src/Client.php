@@ -6,6 +6,7 @@ namespace Trackway;
 
 use Trackway\Exception\ApiException;
 use Trackway\Exception\NetworkException;
+use Trackway\Internal\Requester;
 use Trackway\Internal\Transport;
 
 /**
@@ -42,6 +43,7 @@ final class Client
     public readonly Webhooks $webhooks;
 
     private readonly Transport $transport;
+    private readonly Requester $requester;
     private readonly int $maxBatchSize;
     private readonly float $flushInterval;
     private readonly bool $gzip;
@@ -87,9 +89,10 @@ final class Client
             (float) $o['retry_max_delay'],
             (float) $o['max_retry_wait'],
         );
-        $this->pixels = new Pixels($this);
-        $this->events = new Events($this);
-        $this->webhooks = new Webhooks($this);
+        $this->requester = new Requester($this->transport);
+        $this->pixels = new Pixels($this->requester);
+        $this->events = new Events($this->requester);
+        $this->webhooks = new Webhooks($this->requester);
 
         // Events still queued when the script ends are sent then. A weak reference, so a client
         // that goes out of scope earlier is flushed by __destruct instead of living on.
@@ -205,23 +208,7 @@ final class Client
      */
     public function request(string $method, string $path, ?array $body = null, array $query = [], ?bool $retryServerErrors = null): array
     {
-        $method = strtoupper($method);
-        $query = array_map(
-            static fn ($v) => is_bool($v) ? ($v ? 'true' : 'false') : $v,
-            array_filter($query, static fn ($v) => $v !== null),
-        );
-        if ($query !== []) {
-            $path .= (str_contains($path, '?') ? '&' : '?') . http_build_query($query, '', '&', PHP_QUERY_RFC3986);
-        }
-        $response = $this->transport->exchange(
-            $method,
-            $path,
-            $body === null ? null : self::encode($body),
-            [],
-            $retryServerErrors ?? in_array($method, ['GET', 'PATCH', 'DELETE'], true),
-        );
-        /** @var array<string, mixed> */
-        return $response->body;
+        return $this->requester->request($method, $path, $body, $query, $retryServerErrors);
     }
 
     /**

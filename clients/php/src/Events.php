@@ -4,11 +4,13 @@ declare(strict_types=1);
 
 namespace Trackway;
 
+use Trackway\Internal\Requester;
+
 /** `$client->events`: reading stored events, and sending one event unbatched. */
 final class Events
 {
     /** @internal */
-    public function __construct(private readonly Client $client)
+    public function __construct(private readonly Requester $client)
     {
     }
 

@@ -4,11 +4,13 @@ declare(strict_types=1);
 
 namespace Trackway;
 
+use Trackway\Internal\Requester;
+
 /** `$client->pixels`: the account's pixels. Answers are the API's JSON as arrays. */
 final class Pixels
 {
     /** @internal */
-    public function __construct(private readonly Client $client)
+    public function __construct(private readonly Requester $client)
     {
     }
 

@@ -4,11 +4,13 @@ declare(strict_types=1);
 
 namespace Trackway;
 
+use Trackway\Internal\Requester;
+
 /** `$client->webhooks`: the account's webhook endpoints (checking a delivery is Webhook::verify()). */
 final class Webhooks
 {
     /** @internal */
-    public function __construct(private readonly Client $client)
+    public function __construct(private readonly Requester $client)
     {
     }
 

@@ -257,3 +257,12 @@ test('client: events still queued when the script ends are sent', static functio
     assertSame([0, ['tracked']], [$code, $output], 'script ran');
     assertSame(1, count(batches($server)), 'flushed at exit');
 });
+
+test('client: a client that goes out of scope sends what it queued', static function (): void {
+    $server = new StubServer();
+    (static function () use ($server): void {
+        $client = new Client('tw_live_x', $server->url);
+        $client->track(purchase(1));
+    })();
+    assertSame(1, count(batches($server)), 'flushed by the destructor');
+});
