@@ -48,7 +48,7 @@ module Trackway
 
       offset = query.fetch(:offset, 0).to_i
       loop do
-        page = list(pixel_id, **query, offset: offset)
+        page = list(pixel_id, **query.merge(offset: offset))
         yield page
         count = page.fetch("events", []).size
         offset += count
