@@ -5,9 +5,9 @@
  * message; one whose toolchain is absent is skipped too, except under CI, where that fails.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -30,8 +30,10 @@ export interface ClientDriver {
   marker: string;
   /** The client's own unit tests, in its language's standard runner. */
   unitTests: Command;
-  /** How to run a README example saved to `file` (the first ```<lang> block). */
-  example(file: string): Command;
+  /** The info string of the README's fenced code blocks, e.g. ```python. */
+  fence: string;
+  /** Writes a README example where it can run and says how to run it. */
+  example(code: string): { command: Command; cleanup(): void };
   /** Builds what the scenario driver needs (once per run) and returns how to start it. */
   scenario(): Promise<Command>;
 }
@@ -56,6 +58,20 @@ function buildGo(main: string): Promise<string> {
   return goBuild;
 }
 
+function inTemp(
+  name: string,
+  code: string,
+  command: (file: string) => Command,
+): { command: Command; cleanup(): void } {
+  const folder = mkdtempSync(join(tmpdir(), 'trackway-readme-'));
+  const file = join(folder, name);
+  writeFileSync(file, code);
+  return {
+    command: command(file),
+    cleanup: () => rmSync(folder, { recursive: true, force: true }),
+  };
+}
+
 export const DRIVERS: ClientDriver[] = [
   {
     name: 'python',
@@ -67,12 +83,15 @@ export const DRIVERS: ClientDriver[] = [
       args: ['-m', 'unittest', 'discover', '-s', 'tests', '-t', '.'],
       cwd: dir('python'),
     },
-    example: (file) => ({
-      cmd: 'python3',
-      args: [file],
-      cwd: dir('python'),
-      env: { PYTHONPATH: dir('python') },
-    }),
+    fence: 'python',
+    // As a user who installed the package runs a script: from elsewhere, the package on the path.
+    example: (code) =>
+      inTemp('example.py', code, (file) => ({
+        cmd: 'python3',
+        args: [file],
+        cwd: tmpdir(),
+        env: { PYTHONPATH: dir('python') },
+      })),
     scenario: async () => ({
       cmd: 'python3',
       args: [join(dir('python'), 'scenario.py')],
@@ -85,8 +104,16 @@ export const DRIVERS: ClientDriver[] = [
     tool: 'go',
     marker: join(dir('go'), 'scenario'),
     unitTests: { cmd: 'go', args: ['test', './...'], cwd: dir('go') },
-    // `go run` needs the file inside the module to resolve its import of the client.
-    example: (file) => ({ cmd: 'go', args: ['run', file], cwd: dir('go') }),
+    fence: 'go',
+    // Inside the module (a `_` directory, which `./...` skips), so its import resolves.
+    example: (code) => {
+      const folder = mkdtempSync(join(dir('go'), '_readme-'));
+      writeFileSync(join(folder, 'main.go'), code);
+      return {
+        command: { cmd: 'go', args: ['run', `./${basename(folder)}`], cwd: dir('go') },
+        cleanup: () => rmSync(folder, { recursive: true, force: true }),
+      };
+    },
     scenario: async () => ({ cmd: await buildGo('./scenario'), args: [], cwd: ROOT }),
   },
   {
@@ -95,11 +122,13 @@ export const DRIVERS: ClientDriver[] = [
     tool: 'php',
     marker: join(dir('php'), 'scenario.php'),
     unitTests: { cmd: 'php', args: ['tests/run.php'], cwd: dir('php') },
-    example: (file) => ({
-      cmd: 'php',
-      args: ['-d', `include_path=.:${dir('php')}`, file],
-      cwd: dir('php'),
-    }),
+    fence: 'php',
+    example: (code) =>
+      inTemp('example.php', code, (file) => ({
+        cmd: 'php',
+        args: ['-d', `include_path=.:${dir('php')}`, file],
+        cwd: dir('php'),
+      })),
     scenario: async () => ({ cmd: 'php', args: [join(dir('php'), 'scenario.php')], cwd: ROOT }),
   },
   {
@@ -117,12 +146,14 @@ export const DRIVERS: ClientDriver[] = [
       ],
       cwd: dir('ruby'),
     },
-    example: (file) => ({
-      cmd: 'ruby',
-      args: [file],
-      cwd: dir('ruby'),
-      env: { RUBYLIB: join(dir('ruby'), 'lib') },
-    }),
+    fence: 'ruby',
+    example: (code) =>
+      inTemp('example.rb', code, (file) => ({
+        cmd: 'ruby',
+        args: [file],
+        cwd: dir('ruby'),
+        env: { RUBYLIB: join(dir('ruby'), 'lib') },
+      })),
     scenario: async () => ({ cmd: 'ruby', args: [join(dir('ruby'), 'scenario.rb')], cwd: ROOT }),
   },
 ];

@@ -238,7 +238,7 @@ class Retries(Base):
         for name in ("A", "B", "C"):
             client.track({"pixel_id": "px_1", "event_name": name})
         a, b, c = client.flush()
-        self.assertTrue(a.ok and b.ok)
+        self.assertTrue(a.ok and b.ok, (a, b, rounds))
         self.assertEqual((c.ok, c.status, c.field), (False, 400, "value"))
         self.assertEqual(rounds[1], [rounds[0][1]])
 

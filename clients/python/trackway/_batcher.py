@@ -18,7 +18,7 @@ import time
 from collections import deque
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Set, Tuple
+from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Tuple
 
 from ._http import Transport
 from .errors import ApiError, NetworkError
@@ -96,7 +96,8 @@ class Batcher:
         self._on_result = on_result
         self._cond = threading.Condition()
         self._queue: Deque[_Item] = deque()
-        self._unsettled: Set["Future[TrackResult]"] = set()
+        # A dict, not a set: flush() answers in tracking order.
+        self._unsettled: Dict["Future[TrackResult]", None] = {}
         # Send what is queued even below a full batch (interval passed, flush or close asked).
         self._flushing = False
         self._stopping = False
@@ -117,7 +118,7 @@ class Batcher:
                     thread.start()
                     self._threads.append(thread)
             self._queue.append(item)
-            self._unsettled.add(item.future)
+            self._unsettled[item.future] = None
             if len(self._queue) == 1 or len(self._queue) >= self._max:
                 self._cond.notify()
         return item.future
@@ -194,7 +195,7 @@ class Batcher:
 
     def _settle(self, item: _Item, result: TrackResult) -> None:
         with self._cond:
-            self._unsettled.discard(item.future)
+            self._unsettled.pop(item.future, None)
         item.future.set_result(result)
         if self._on_result is not None:
             try:
