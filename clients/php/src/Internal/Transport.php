@@ -162,7 +162,7 @@ final class Transport
             throw new NetworkException('Request failed: no HTTP status line in the answer');
         }
         $length = $responseHeaders['content-length'] ?? null;
-        if ($length !== null && ctype_digit($length) && strlen($raw) < (int) $length) {
+        if ($length !== null && preg_match('/^\d+$/', $length) === 1 && strlen($raw) < (int) $length) {
             throw new NetworkException('Request failed: the answer was cut short');
         }
         $decoded = null;
