@@ -44,6 +44,9 @@ function which(tool: string): boolean {
 
 const dir = (name: ClientName) => join(ROOT, 'clients', name);
 
+/** The client is pure Go: no C compiler needed wherever the toolchain is. */
+const GO_ENV = { CGO_ENABLED: '0' };
+
 /** Go builds into a temporary directory once per process; removed at exit. */
 let goBuild: Promise<string> | undefined;
 function buildGo(main: string): Promise<string> {
@@ -51,7 +54,12 @@ function buildGo(main: string): Promise<string> {
     const out = mkdtempSync(join(tmpdir(), 'trackway-go-'));
     process.once('exit', () => rmSync(out, { recursive: true, force: true }));
     const binary = join(out, 'scenario');
-    const result = await run({ cmd: 'go', args: ['build', '-o', binary, main], cwd: dir('go') });
+    const result = await run({
+      cmd: 'go',
+      args: ['build', '-o', binary, main],
+      cwd: dir('go'),
+      env: GO_ENV,
+    });
     if (result.code !== 0) throw new Error(`go build failed:\n${result.stderr}`);
     return binary;
   })();
@@ -103,14 +111,14 @@ export const DRIVERS: ClientDriver[] = [
     dir: dir('go'),
     tool: 'go',
     marker: join(dir('go'), 'scenario'),
-    unitTests: { cmd: 'go', args: ['test', './...'], cwd: dir('go') },
+    unitTests: { cmd: 'go', args: ['test', './...'], cwd: dir('go'), env: GO_ENV },
     fence: 'go',
     // Inside the module (a `_` directory, which `./...` skips), so its import resolves.
     example: (code) => {
       const folder = mkdtempSync(join(dir('go'), '_readme-'));
       writeFileSync(join(folder, 'main.go'), code);
       return {
-        command: { cmd: 'go', args: ['run', `./${basename(folder)}`], cwd: dir('go') },
+        command: { cmd: 'go', args: ['run', `./${basename(folder)}`], cwd: dir('go'), env: GO_ENV },
         cleanup: () => rmSync(folder, { recursive: true, force: true }),
       };
     },
