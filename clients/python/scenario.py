@@ -5,6 +5,7 @@ TRACKWAY_API_KEY, PIXEL_ID, COUNT, EVENT_ID. Prints one JSON object on its last 
 import json
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -24,17 +25,20 @@ def client() -> trackway.Client:
 def main(step: str) -> dict:
     pixel_id = os.environ.get("PIXEL_ID", "")
     if step == "track":
+        started = time.perf_counter()
         with client() as c:
             futures = [
                 c.track({"pixel_id": pixel_id, "event_name": "Purchase", "value": i, "currency": "USD"})
                 for i in range(int(os.environ.get("COUNT", "1000")))
             ]
+        seconds = time.perf_counter() - started  # track() + close(), for bench/clients.ts
         results = [f.result() for f in futures]
         failed = [r for r in results if not r.ok]
         return {
             "ok": len(results) - len(failed),
             "failed": len(failed),
             "errors": [f"{r.status} {r.error}: {r.message}" for r in failed[:5]],
+            "seconds": seconds,
         }
     if step == "iterate":
         with client() as c:

@@ -36,6 +36,7 @@ func run(step string) (any, error) {
 		if err != nil {
 			return nil, err
 		}
+		started := time.Now()
 		c := client()
 		outcomes := make([]<-chan trackway.TrackResult, 0, count)
 		for i := 0; i < count; i++ {
@@ -48,6 +49,7 @@ func run(step string) (any, error) {
 		if _, err := c.Close(ctx); err != nil {
 			return nil, err
 		}
+		seconds := time.Since(started).Seconds() // Track + Close, for bench/clients.ts
 		ok, failed, messages := 0, 0, []string{}
 		for _, ch := range outcomes {
 			r := <-ch
@@ -60,7 +62,7 @@ func run(step string) (any, error) {
 				messages = append(messages, fmt.Sprintf("%d %s: %s", r.Status, r.Error, r.Message))
 			}
 		}
-		return map[string]any{"ok": ok, "failed": failed, "errors": messages}, nil
+		return map[string]any{"ok": ok, "failed": failed, "errors": messages, "seconds": seconds}, nil
 	case "iterate":
 		c := client()
 		defer c.Close(ctx)
