@@ -171,6 +171,7 @@ class Batching(Base):
             "import trackway\n"
             f"c = trackway.Client(api_key='k', base_url={server.url!r}, flush_interval=600)\n"
             "c.track({'pixel_id': 'px_1', 'event_name': 'Lead'})\n"
+            "import gc; del c; gc.collect()\n"  # even a client no longer referenced is flushed
         )
         subprocess.run([sys.executable, "-c", script], check=True, cwd=here, timeout=30)
         self.assertEqual(len(server.batches()), 1)

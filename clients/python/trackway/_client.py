@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import atexit
+import functools
 import json
-import weakref
 from concurrent.futures import Future
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional
 from urllib.parse import quote, urlencode
@@ -30,10 +30,11 @@ def _query(params: Mapping[str, Any]) -> str:
     return f"?{urlencode(pairs)}" if pairs else ""
 
 
-def _close_at_exit(ref: "weakref.ReferenceType[Client]") -> None:
-    client = ref()
-    if client is not None:
-        client.close()
+def _flush_at_exit(batcher: Batcher) -> None:
+    try:
+        batcher.stop()
+    except Exception:  # the interpreter is going away: nothing left to report to
+        pass
 
 
 class Pixels:
@@ -187,8 +188,9 @@ class Client:
         self.pixels = Pixels(self)
         self.events = Events(self)
         self.webhooks = Webhooks(self)
-        # Flushed at interpreter exit, so a script that forgets close() loses nothing queued.
-        self._exit_hook = lambda ref=weakref.ref(self): _close_at_exit(ref)
+        # Flushed at interpreter exit, so a script that forgets close() loses nothing queued
+        # (the hook holds the queue, not the client, so it works for a dropped client too).
+        self._exit_hook = functools.partial(_flush_at_exit, self._batcher)
         atexit.register(self._exit_hook)
 
     # -- tracking ---------------------------------------------------------------------------
