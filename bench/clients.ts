@@ -157,7 +157,12 @@ try {
   const heading = `${total} events per round, ${roundCount} rounds, each client's defaults (batches of 100, gzip, 1 request in flight), one SQLite server`;
   console.log(`${heading}\n`);
   console.log(table(rows));
-  const file = saveResult('clients', { events: total, rounds: roundCount, rows });
+  const file = saveResult('clients', {
+    events: total,
+    rounds: roundCount,
+    rows,
+    measures: Object.fromEntries(rounds),
+  });
   const date = new Date().toISOString().slice(0, 10);
   const md = new URL(`./results/clients-${date}.md`, import.meta.url);
   writeFileSync(
