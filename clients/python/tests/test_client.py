@@ -301,6 +301,19 @@ class Api(Base):
             client.pixels.get("px_1")
         self.assertEqual(len(server.requests), 4)
 
+    def test_a_create_cut_off_mid_request_is_sent_once(self) -> None:
+        # The server got the create, then the (kept-alive) connection died without an answer:
+        # the pixel may exist, so resending could make two.
+        def respond(request: Recorded) -> Any:
+            return None if request.method == "POST" else (200, {"pixels": []}, {})
+
+        server = self.stand_in(respond)
+        client = self.client(server, max_retries=3)
+        client.pixels.list()
+        with self.assertRaises(trackway.NetworkError):
+            client.pixels.create(name="Shop", domain="shop.example.com")
+        self.assertEqual([r.method for r in server.requests], ["GET", "POST"])
+
     def test_iterate_reads_every_page(self) -> None:
         events = [{"event_id": f"e{i}", "event_name": "Lead"} for i in range(230)]
 

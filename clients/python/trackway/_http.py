@@ -106,9 +106,15 @@ class Transport:
             self._connections.clear()
 
     def send_once(
-        self, method: str, path: str, body: Optional[bytes], headers: Dict[str, str]
+        self,
+        method: str,
+        path: str,
+        body: Optional[bytes],
+        headers: Dict[str, str],
+        may_resend: bool = True,
     ) -> Exchange:
-        """One request; raises NetworkError when no answer came."""
+        """One request; raises NetworkError when no answer came. ``may_resend``: the request
+        is safe to send twice (see below)."""
         all_headers = {
             "Authorization": f"Bearer {self._api_key}",
             "Accept": "application/json",
@@ -117,8 +123,13 @@ class Transport:
         }
         if body is not None:
             all_headers.setdefault("Content-Type", "application/json")
-        # A kept-alive connection the server has since closed fails before anything is sent;
-        # one more try on a fresh connection is not a retry of the request.
+        # A kept-alive connection the server has since closed fails at once; one more try on
+        # a fresh connection is then not a retry of the request. A request that must not be
+        # sent twice (a create) cannot tell that from a server that died after committing it,
+        # so it never takes a connection idle long enough to have been closed, and gets no
+        # second try.
+        if not may_resend and time.monotonic() - getattr(self._local, "used", 0.0) > 1.0:
+            self._drop()
         for attempt in (0, 1):
             conn = self._connection()
             reused = conn.sock is not None
@@ -128,13 +139,14 @@ class Transport:
                 raw = response.read()
             except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as error:
                 self._drop()
-                if reused and attempt == 0:
+                if reused and attempt == 0 and may_resend:
                     continue
                 raise NetworkError(f"Request failed: {error!r}") from error
             except (OSError, http.client.HTTPException) as error:
                 self._drop()
                 kind = "timed out" if isinstance(error, socket.timeout) else "failed"
                 raise NetworkError(f"Request {kind}: {error!r}") from error
+            self._local.used = time.monotonic()
             if response.getheader("connection", "").lower() == "close":
                 self._drop()
             try:
@@ -159,7 +171,7 @@ class Transport:
         retry = 0
         while True:
             try:
-                exchange = self.send_once(method, path, body, headers or {})
+                exchange = self.send_once(method, path, body, headers or {}, retry_server_errors)
             except NetworkError:
                 if not retry_server_errors or retry >= policy.max_retries:
                     raise
