@@ -7,13 +7,14 @@ import { inTransaction } from './database.ts';
 interface DeletedRow {
   pixel_id: string;
   account_id: string;
+  event_id: string;
   event_name: string;
   ms: string;
   value: number | null;
   match_score: number | null;
 }
 
-const RETURNING = `RETURNING pixel_id, account_id, event_name,
+const RETURNING = `RETURNING pixel_id, account_id, event_id, event_name,
   (extract(epoch FROM timestamp) * 1000)::bigint AS ms, value,
   (match_quality ->> 'score')::float8 AS match_score`;
 
@@ -71,6 +72,24 @@ export class PostgresEventDeletes implements EventDeletes {
   private deleting(sql: string, params: unknown[]): Promise<number> {
     return inTransaction(this.pool, async (db) => {
       const { rows } = await db.query<DeletedRow>(sql, params);
+      // An event's forwarding jobs and attempt ledger go with it (contract §21): its id and the
+      // platforms' answers must not outlive retention or an erasure.
+      if (rows.length > 0) {
+        const keys = [
+          rows.map((r) => r.pixel_id),
+          rows.map((r) => r.event_id),
+          rows.map((r) => r.account_id),
+        ];
+        for (const table of ['forward_jobs', 'forward_attempts']) {
+          await db.query(
+            `DELETE FROM ${table} t USING unnest($1::text[], $2::text[], $3::text[])
+               AS d (pixel_id, event_id, account_id)
+              WHERE t.pixel_id = d.pixel_id AND t.event_id = d.event_id
+                AND t.account_id = d.account_id`,
+            keys,
+          );
+        }
+      }
       const hours = decrementsOf(
         rows.map((r) => ({
           pixelId: r.pixel_id,
