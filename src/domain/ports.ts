@@ -287,8 +287,10 @@ export interface NewManagedKeyRow extends NewApiKeyRow {
 /** The keys API's view of api_keys: names, scopes and last use, always scoped by account. */
 export interface KeyStore {
   createKey(key: NewManagedKeyRow): Promise<void>;
-  /** Oldest first, revoked keys included. */
+  /** Oldest first, revoked keys included (the operator CLI: every key). */
   listKeys(accountId: string): Promise<ManagedKey[]>;
+  /** The same order, one page of it, and how many keys the account has. */
+  pageKeys(accountId: string, page: Page): Promise<{ keys: ManagedKey[]; total: number }>;
   /** Marks the account's key revoked (idempotent); `null` when the account has no such key. */
   revokeKey(accountId: string, keyId: string, at: Date): Promise<ManagedKey | null>;
   /** Records a use of the key; callers throttle it (one write a minute per key). */
