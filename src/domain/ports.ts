@@ -317,6 +317,18 @@ export interface StatsStore {
    * straight from its rows) it costs a fraction of rows → objects → serializer.
    */
   eventStatsJson(query: StatsQuery): Promise<string>;
+  /**
+   * The range for a chart, bounded whatever the number of names: the `top` names with the
+   * most events in the range, bucket by bucket, and every other name summed per bucket as
+   * `eventName: null`; `otherNames` counts those names. At most (top + 1) rows a bucket.
+   */
+  topEventStats(query: StatsQuery, top: number): Promise<TopEventStats>;
+}
+
+/** A chart's buckets (StatsStore.topEventStats): `eventName` null for the other names together. */
+export interface TopEventStats {
+  buckets: Array<Omit<StatsBucket, 'eventName'> & { eventName: string | null }>;
+  otherNames: number;
 }
 
 /**
