@@ -74,19 +74,22 @@ export class PostgresEventDeletes implements EventDeletes {
       const { rows } = await db.query<DeletedRow>(sql, params);
       // An event's forwarding jobs and attempt ledger go with it (contract §21): its id and the
       // platforms' answers must not outlive retention or an erasure.
-      if (rows.length > 0) {
-        const keys = [
-          rows.map((r) => r.pixel_id),
-          rows.map((r) => r.event_id),
-          rows.map((r) => r.account_id),
-        ];
+      // Per pixel, as `event_id = ANY(…)`, by (pixel_id, event_id) alone: a pixel id names
+      // one pixel of one account, and those columns are the forwarding tables' event index.
+      // Joined to an unnest(), or with account_id in the condition (the jobs' primary key
+      // starts with it), the planner read every job of the account for each batch: 20,000
+      // events purged in 4.0 s, against 1.45 s without the forwarding rows.
+      const byPixel = new Map<string, string[]>();
+      for (const r of rows) {
+        const ids = byPixel.get(r.pixel_id);
+        if (ids) ids.push(r.event_id);
+        else byPixel.set(r.pixel_id, [r.event_id]);
+      }
+      for (const [pixelId, eventIds] of byPixel) {
         for (const table of ['forward_jobs', 'forward_attempts']) {
           await db.query(
-            `DELETE FROM ${table} t USING unnest($1::text[], $2::text[], $3::text[])
-               AS d (pixel_id, event_id, account_id)
-              WHERE t.pixel_id = d.pixel_id AND t.event_id = d.event_id
-                AND t.account_id = d.account_id`,
-            keys,
+            `DELETE FROM ${table} WHERE pixel_id = $1 AND event_id = ANY($2::text[])`,
+            [pixelId, eventIds],
           );
         }
       }

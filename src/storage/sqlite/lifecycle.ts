@@ -62,13 +62,16 @@ export class SqliteEventDeletes implements EventDeletes {
     );
     this.dropTotal = db.prepare(`DELETE FROM event_totals WHERE ${key} AND n <= 0`);
     // An event's forwarding jobs and attempt ledger go with it (contract §21): its id and the
-    // platforms' answers must not outlive retention or an erasure. One seek each, on the
-    // (pixel_id, event_id) indexes.
+    // platforms' answers must not outlive retention or an erasure. One seek each, by
+    // (pixel_id, event_id) alone: a pixel id names one pixel of one account, and those columns
+    // are the tables' event index. With account_id in the condition the planner took the
+    // jobs' primary key on that prefix and read every job of the account for each event
+    // (20,000 events purged in 77 s instead of under 2).
     this.dropJobs = db.prepare(
-      'DELETE FROM forward_jobs WHERE pixel_id = @pixel_id AND event_id = @event_id AND account_id = @account_id',
+      'DELETE FROM forward_jobs WHERE pixel_id = @pixel_id AND event_id = @event_id',
     );
     this.dropAttempts = db.prepare(
-      'DELETE FROM forward_attempts WHERE pixel_id = @pixel_id AND event_id = @event_id AND account_id = @account_id',
+      'DELETE FROM forward_attempts WHERE pixel_id = @pixel_id AND event_id = @event_id',
     );
     // Oldest first through the (account, pixel, timestamp) index: each batch is a short range.
     this.purge = db.prepare<[string, string, number, number], DeletedRow>(
@@ -100,7 +103,7 @@ export class SqliteEventDeletes implements EventDeletes {
     const tx = this.db.transaction(() => {
       const rows = run();
       for (const row of rows) {
-        const key = { pixel_id: row.pixel_id, event_id: row.event_id, account_id: row.account_id };
+        const key = { pixel_id: row.pixel_id, event_id: row.event_id };
         this.dropJobs.run(key);
         this.dropAttempts.run(key);
       }
