@@ -11,6 +11,7 @@ import { newId } from '../domain/ids.ts';
 import type { Pixel, TrackedEvent } from '../domain/model.ts';
 import type { Store } from '../domain/ports.ts';
 import type { PostgresStore } from './postgres/store.ts';
+import { migrateSqlite } from './sqlite/database.ts';
 import { SqliteStore } from './sqlite/store.ts';
 
 const T0 = new Date('2026-03-01T12:00:00.000Z');
@@ -245,6 +246,55 @@ for (const kind of await testStores()) {
         true,
       );
       assert.deepEqual([...left.keys()], ['keep']);
+    });
+
+    it('migration 014 removes forwarding rows left behind by earlier purges, keeps the rest', async () => {
+      const p = await pixel();
+      // What an older purge left: a job and an attempt of an event that is gone, beside a live
+      // event's own (written by the store when the event went in, with a destination).
+      const destination = newId('dst');
+      assert.equal(
+        await store.destinations.createDestination(
+          {
+            id: destination,
+            accountId: p.accountId,
+            pixelId: p.id,
+            type: 'meta',
+            name: null,
+            config: { pixel_id: '123', access_token: 'EAAB-token' },
+            events: null,
+            enabled: true,
+            state: 'active',
+            lastError: null,
+            createdAt: T0,
+            updatedAt: T0,
+          },
+          10,
+        ),
+        'created',
+      );
+      await insert([ev(p, 'live')]);
+      const orphan = [p.accountId, destination, p.id, 'gone'];
+      const job = `INSERT INTO forward_jobs (account_id, destination_id, pixel_id, event_id, status,
+          created_at) VALUES ($1, $2, $3, $4, 'forwarded', $5)`;
+      const attempt = `INSERT INTO forward_attempts (account_id, destination_id, pixel_id, event_id,
+          attempted_at, platform_response) VALUES ($1, $2, $3, $4, $5, '{"fbtrace_id":"A"}')`;
+      const forget = `DELETE FROM schema_migrations WHERE version = '014_forwarding_orphans'`;
+      if (store instanceof SqliteStore) {
+        const sqlite = (sql: string) => sql.replace(/\$\d/g, '?');
+        store.db.prepare(sqlite(job)).run(...orphan, T0.getTime());
+        store.db.prepare(sqlite(attempt)).run(...orphan, T0.getTime());
+        store.db.exec(forget);
+        assert.deepEqual(migrateSqlite(store.db), ['014_forwarding_orphans']);
+      } else {
+        const pg = store as PostgresStore;
+        await pg.pool.query(job, [...orphan, T0]);
+        await pg.pool.query(attempt, [...orphan, T0]);
+        await pg.pool.query(forget);
+        await pg.migrate();
+      }
+      assert.deepEqual(await rowsLeft('forward_jobs', p), ['live']);
+      assert.deepEqual(await rowsLeft('forward_attempts', p), []);
     });
   });
 }
