@@ -173,6 +173,12 @@ for (const kind of await testStores()) {
       assert.ok(
         !destinations.body.includes(`action="/dashboard/pixels/${newest.id}/destinations"`),
       );
+      // The pixels list pages through all of them: the oldest is on the second page.
+      const first = await show('/dashboard/pixels');
+      assert.ok(first.body.includes('1–100 of 120') && !first.body.includes(oldest.id));
+      const second = await show('/dashboard/pixels?offset=100');
+      assert.ok(second.body.includes(`href="/dashboard/pixels/${oldest.id}"`));
+      assert.ok(second.body.includes('101–120 of 120'));
       // Another account's pixel is not shown, whatever its id: the account's newest is.
       const foreign = await show(`/dashboard?pixel_id=${await h.pixel(acme)}`);
       assert.match(foreign.body, new RegExp(`<option value="${newest.id}" selected>`));
