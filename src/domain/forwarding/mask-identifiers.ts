@@ -7,8 +7,7 @@
  * (Meta's `client_ip_address`, TikTok's `ip`, GA4's `client_id`, a value inside a longer string),
  * it is found, so no platform's payload builder has to know about it.
  */
-import type { ForwardableEvent } from './model.ts';
-import { maskSecret } from './model.ts';
+import { type ForwardableEvent, maskSecret } from './model.ts';
 
 /**
  * A value this long is also masked where it appears inside a longer string; a shorter one (a
