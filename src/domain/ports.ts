@@ -289,8 +289,10 @@ export interface NewManagedKeyRow extends NewApiKeyRow {
 /** The keys API's view of api_keys: names, scopes and last use, always scoped by account. */
 export interface KeyStore {
   createKey(key: NewManagedKeyRow): Promise<void>;
-  /** Oldest first, revoked keys included. */
+  /** Oldest first, revoked keys included (the operator CLI: every key). */
   listKeys(accountId: string): Promise<ManagedKey[]>;
+  /** The same order, one page of it, and how many keys the account has. */
+  pageKeys(accountId: string, page: Page): Promise<{ keys: ManagedKey[]; total: number }>;
   /** Marks the account's key revoked (idempotent); `null` when the account has no such key. */
   revokeKey(accountId: string, keyId: string, at: Date): Promise<ManagedKey | null>;
   /** Records a use of the key; callers throttle it (one write a minute per key). */
@@ -317,6 +319,18 @@ export interface StatsStore {
    * straight from its rows) it costs a fraction of rows → objects → serializer.
    */
   eventStatsJson(query: StatsQuery): Promise<string>;
+  /**
+   * The range for a chart, bounded whatever the number of names: the `top` names with the
+   * most events in the range, bucket by bucket, and every other name summed per bucket as
+   * `eventName: null`; `otherNames` counts those names. At most (top + 1) rows a bucket.
+   */
+  topEventStats(query: StatsQuery, top: number): Promise<TopEventStats>;
+}
+
+/** A chart's buckets (StatsStore.topEventStats): `eventName` null for the other names together. */
+export interface TopEventStats {
+  buckets: Array<Omit<StatsBucket, 'eventName'> & { eventName: string | null }>;
+  otherNames: number;
 }
 
 /**

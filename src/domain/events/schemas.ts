@@ -368,9 +368,12 @@ export const ValidateEventResponseSchema = Type.Object(
   {
     valid: Type.Literal(true),
     event: EventRecordSchema,
-    destinations: Type.Array(DestinationVerdictSchema, {
-      description: "One entry per destination of the pixel, in the destinations list's order.",
-    }),
+    destinations: Type.Optional(
+      Type.Array(DestinationVerdictSchema, {
+        description:
+          "One entry per destination of the pixel, in the destinations list's order. Left out for an `ingest`-scope key, which may check its events but not read the account's forwarding set-up (destination ids, platform ids, states).",
+      }),
+    ),
   },
   {
     examples: [

@@ -9,7 +9,7 @@ import { DEFAULT_ACTION_SOURCE } from '../forwarding/match-keys.ts';
 import type { Destination, ForwardableEvent } from '../forwarding/model.ts';
 import { PLATFORM_ADAPTERS } from '../forwarding/platform-adapters.ts';
 import type { Platform } from '../forwarding/platforms.ts';
-import type { TrackedEvent } from '../model.ts';
+import type { KeyScope, TrackedEvent } from '../model.ts';
 import { eventRecord } from './list-events.ts';
 import { assertTrackable, prepareEvent } from './track-event.ts';
 
@@ -72,10 +72,24 @@ export function destinationVerdict(
   return { ...base, would_forward: true };
 }
 
-export async function validateEvent({ ctx, input }: { ctx: Context; input: unknown }) {
+/**
+ * `scope` is the calling key's: an `ingest` key (code that runs where a key can leak) learns
+ * whether its event is valid and how it is stored, not the account's destinations (their ids,
+ * the platforms' pixel codes and measurement ids, suspension messages).
+ */
+export async function validateEvent({
+  ctx,
+  input,
+  scope = 'full',
+}: {
+  ctx: Context;
+  input: unknown;
+  scope?: KeyScope;
+}) {
   const now = ctx.clock.now();
   const event = prepareEvent(ctx.account.id, input, now);
   assertTrackable(await trackingLookup(ctx)(ctx.account.id, event.pixelId), event.pixelId);
+  if (scope === 'ingest') return { valid: true as const, event: eventRecord(event) };
   const destinations = await ctx.store.destinations.listDestinations(ctx.account.id, event.pixelId);
   const forwardable = forwardableOf(event);
   return {

@@ -4,7 +4,7 @@
  * "not found", on every route.
  */
 import type { Context } from '../context.ts';
-import { pixelNotFound, TrackwayError } from '../errors.ts';
+import { invalidField, pixelNotFound, TrackwayError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { compileValidator } from '../validation.ts';
 import {
@@ -38,10 +38,18 @@ const validators = {
   tiktok: compileValidator(CONFIG_SCHEMAS.tiktok),
 };
 
+/**
+ * Visible ASCII only: a credential travels in a header (TikTok's `Access-Token`) or a query
+ * string, where a CR/LF, a space or a non-ASCII character would make every send fail (or, in
+ * a header, split it). Refused when it is given, naming the field, rather than at each send.
+ */
+const HEADER_SAFE = /^[\x21-\x7e]+$/;
+
 /** The type's config schema, its complaints naming `config.<field>`. */
 function validConfig(type: Platform, config: unknown): Record<string, unknown> {
+  let valid: Record<string, unknown>;
   try {
-    return validators[type](config) as Record<string, unknown>;
+    valid = validators[type](config) as Record<string, unknown>;
   } catch (error) {
     if (error instanceof TrackwayError && error.field !== undefined) {
       const field = `config.${error.field}`;
@@ -53,6 +61,16 @@ function validConfig(type: Platform, config: unknown): Record<string, unknown> {
     }
     throw error;
   }
+  for (const field of SECRET_FIELDS) {
+    const value = valid[field];
+    if (typeof value === 'string' && !HEADER_SAFE.test(value)) {
+      throw invalidField(
+        `config.${field}`,
+        'must be visible ASCII characters only (no spaces, tabs or line breaks)',
+      );
+    }
+  }
+  return valid;
 }
 
 export function destinationObject(d: Destination) {

@@ -10,6 +10,7 @@ import type { TrackedEvent } from '../model.ts';
 import type { ForwardStatus, PlatformGateway } from '../ports.ts';
 import { existingDestination } from './destinations.ts';
 import { forwardingOf, forwardingRecord } from './forwarding-record.ts';
+import { maskIdentifiers, rawIdentifiers } from './mask-identifiers.ts';
 import type { ForwardableEvent } from './model.ts';
 import { PLATFORM_ADAPTERS } from './platform-adapters.ts';
 import { excerpt, parseJsonObject } from './platform-response.ts';
@@ -166,10 +167,13 @@ export async function testDestination({
   const { answer } = await platforms.send(destination.type, request);
   const verdict = adapter.classify(answer, ctx.clock.now());
   const text = answer.kind === 'response' ? answer.body : answer.message;
+  // What was sent and what came back, with the raw match keys masked (a platform may quote a
+  // value it objects to): the answer shows no more than the record does; hashes stay hashes.
+  const raw = rawIdentifiers(forwardable);
   return {
     ok: verdict.kind === 'success',
     status_code: answer.kind === 'response' ? answer.status : null,
-    platform_response: parseJsonObject(text) ?? excerpt(text),
-    payload: request.body,
+    platform_response: maskIdentifiers(parseJsonObject(text) ?? excerpt(text), raw),
+    payload: maskIdentifiers(request.body, raw),
   };
 }

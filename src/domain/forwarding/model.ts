@@ -93,7 +93,13 @@ export function chunk<T>(items: T[], size: number): T[][] {
   return chunks;
 }
 
+/**
+ * Below this length a secret is masked whole: showing the last four of a short secret would show
+ * most of it (all of one of four characters or fewer).
+ */
+const SHOW_LAST4_FROM = 8;
+
 /** A secret as responses and logs may show it: `****` and its last four characters. */
 export function maskSecret(secret: string): string {
-  return `****${secret.slice(-4)}`;
+  return secret.length < SHOW_LAST4_FROM ? '****' : `****${secret.slice(-4)}`;
 }

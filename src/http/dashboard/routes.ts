@@ -77,11 +77,16 @@ export function registerScreens(
   }));
 
   // Pixels
-  const pixels = async (ctx: WebhookContext, flash: Flash, form: Record<string, string> = {}) =>
+  const pixels = async (
+    ctx: WebhookContext,
+    flash: Flash,
+    form: Record<string, string> = {},
+    offset?: string,
+  ) =>
     ({
       section: '/dashboard/pixels',
       title: 'Pixels',
-      body: await pixelsBody(ctx, form),
+      body: await pixelsBody(ctx, form, offset),
       flash,
     }) satisfies Screen;
   const pixel = async (ctx: WebhookContext, pixelId: string, flash: Flash = {}) =>
@@ -93,7 +98,9 @@ export function registerScreens(
     }) satisfies Screen;
   const pixelUrl = (id: string, done: string) =>
     `/dashboard/pixels/${encodeURIComponent(id)}?done=${done}`;
-  screens.page('/dashboard/pixels', (_request, ctx, flash) => pixels(ctx, flash));
+  screens.page('/dashboard/pixels', (request, ctx, flash) =>
+    pixels(ctx, flash, {}, request.query['offset']),
+  );
   screens.form(
     '/dashboard/pixels',
     async (request, ctx) => {

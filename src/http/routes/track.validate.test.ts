@@ -190,7 +190,7 @@ for (const kind of await testStores()) {
       );
     });
 
-    it('may be called with an ingest key', async () => {
+    it("may be called with an ingest key, which sees the event's own validity only", async () => {
       const created = await h.request(acme, {
         method: 'POST',
         url: '/v1/keys',
@@ -204,6 +204,46 @@ for (const kind of await testStores()) {
         payload: body(pixel),
       });
       assert.equal(res.statusCode, 200, res.body);
+      // The pixel has a Meta and a GA4 destination (one suspended, below), a TikTok one too:
+      // none of their ids, platform ids or states reach an ingest key.
+      const tiktok = await destination(pixel, { type: 'tiktok', config: TIKTOK });
+      await h.store.destinations.updateDestination(acme.account.id, pixel, meta, (d) => ({
+        ...d,
+        state: 'suspended',
+        lastError: 'Meta error 190: token expired',
+      }));
+      const ingest = await h.request(null, {
+        method: 'POST',
+        url: '/v1/track/validate',
+        headers: { authorization: `Bearer ${created.json().key}` },
+        payload: body(pixel),
+      });
+      assert.equal(ingest.statusCode, 200, ingest.body);
+      assert.deepEqual(Object.keys(ingest.json()).sort(), ['event', 'valid']);
+      assert.equal(ingest.json().event.event_id, 'order-7');
+      for (const secret of [
+        meta,
+        ga4,
+        tiktok,
+        TIKTOK.pixel_code,
+        GA4.measurement_id,
+        'Meta error 190',
+        'suspended',
+      ]) {
+        assert.ok(!ingest.body.includes(secret), `an ingest key sees ${secret}`);
+      }
+      // Bad input still gets the same 400 as /v1/track.
+      const bad = await h.request(null, {
+        method: 'POST',
+        url: '/v1/track/validate',
+        headers: { authorization: `Bearer ${created.json().key}` },
+        payload: { ...body(pixel), event_name: '' },
+      });
+      assert.equal(bad.statusCode, 400);
+      // A full key still sees every destination, the suspension included.
+      const full = (await validate(acme, body(pixel))).json();
+      assert.equal(full.destinations.length, 3);
+      assert.ok(JSON.stringify(full).includes('Meta error 190'));
     });
   });
 }

@@ -62,6 +62,7 @@ export function keyStore({ sql: db, read, transaction }: Runner): KeyStore {
   return {
     createKey: (key) => read(() => keys.createKey(db, key)),
     listKeys: (accountId) => read(() => keys.listKeys(db, accountId)),
+    pageKeys: (accountId, page) => read(() => keys.pageKeys(db, accountId, page)),
     revokeKey: (accountId, id, at) => transaction(() => keys.revokeKey(db, accountId, id, at)),
     touchKey: (id, at) => read(() => keys.touchKey(db, id, at)),
   };

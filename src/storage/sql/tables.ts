@@ -216,7 +216,7 @@ export interface ForwardAttemptsTable {
   note: string | null;
 }
 
-/** A replay request and how far its background queueing got (migration 014). */
+/** A replay request and how far its background queueing got (migration 015). */
 export interface ForwardReplaysTable {
   account_id: string;
   id: string;

@@ -89,7 +89,7 @@ export interface paths {
         put?: never;
         /**
          * Validate an event without sending it
-         * @description Takes a `/v1/track` body and answers with the record `/v1/track` would store (normalised and hashed) and, for each of the pixel's destinations, whether it would be forwarded, why not, and the exact request body it would be sent. Nothing is stored or sent; the call counts against the rate limit. Bad input gets the same 400 as `/v1/track`.
+         * @description Takes a `/v1/track` body and answers with the record `/v1/track` would store (normalised and hashed) and, for each of the pixel's destinations, whether it would be forwarded, why not, and the exact request body it would be sent (not for an `ingest`-scope key: it sees only the event's own validity and record). Nothing is stored or sent; the call counts against the rate limit. Bad input gets the same 400 as `/v1/track`.
          */
         post: operations["validateEvent"];
         delete?: never;
@@ -298,7 +298,7 @@ export interface paths {
         };
         /**
          * List the account's API keys
-         * @description Oldest first, revoked keys included. The keys themselves are never shown again.
+         * @description Oldest first, revoked keys included, a page at a time (`limit` default 50, at most 100; `offset`). The keys themselves are never shown again.
          */
         get: operations["listKeys"];
         put?: never;
@@ -1321,8 +1321,8 @@ export interface components {
             /** @constant */
             valid: true;
             event: components["schemas"]["EventRecord"];
-            /** @description One entry per destination of the pixel, in the destinations list's order. */
-            destinations: {
+            /** @description One entry per destination of the pixel, in the destinations list's order. Left out for an `ingest`-scope key, which may check its events but not read the account's forwarding set-up (destination ids, platform ids, states). */
+            destinations?: {
                 destination_id: string;
                 platform: "meta" | "ga4" | "tiktok";
                 would_forward: boolean;
@@ -1380,6 +1380,10 @@ export interface components {
                 /** @description When the key was revoked; `null` while it works. */
                 revoked_at: string | null;
             }[];
+            /** @description The account's keys, revoked ones included. */
+            total: number;
+            limit: number;
+            offset: number;
         };
         CreateKeyRequest: {
             /** @description What the key is for. */
@@ -2711,7 +2715,12 @@ export interface operations {
     };
     listKeys: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Default 50; values above 100 are applied as 100. */
+                limit?: number;
+                /** @description Default 0. */
+                offset?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;

@@ -7,7 +7,7 @@
 import type { Context } from '../../../domain/context.ts';
 import { getDestination, listDestinations } from '../../../domain/forwarding/destinations.ts';
 import { formatTime, type Html, html } from '../html.ts';
-import { allPixels, chosenPixel, noPixels, pixelPicker } from './common.ts';
+import { noPixels, pickPixel, pixelPicker } from './common.ts';
 
 /** What a test send answered, shown once on the page that asked for it. */
 export interface TestOutcome {
@@ -93,8 +93,7 @@ export async function destinationsBody(
   askedPixel: string | undefined,
   tested?: TestOutcome,
 ): Promise<Html> {
-  const pixels = await allPixels(ctx);
-  const pixel = chosenPixel(pixels, askedPixel);
+  const { pixels, pixel } = await pickPixel(ctx, askedPixel);
   if (!pixel) return noPixels;
   const { destinations } = await listDestinations({ ctx, pixelId: pixel.id });
   const today = ctx.clock.now().toISOString().slice(0, 10);

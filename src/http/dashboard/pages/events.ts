@@ -3,7 +3,7 @@ import type { Context } from '../../../domain/context.ts';
 import { listEvents } from '../../../domain/events/list-events.ts';
 import { getEventWithForwarding } from '../../../domain/forwarding/event-forwarding.ts';
 import { formatTime, type Html, html } from '../html.ts';
-import { allPixels, chosenPixel, noPixels, pixelPicker } from './common.ts';
+import { noPixels, pickPixel, pixelPicker } from './common.ts';
 
 export interface EventFilters {
   pixel_id?: string;
@@ -14,8 +14,7 @@ export interface EventFilters {
 }
 
 export async function eventsBody(ctx: Context, filters: EventFilters): Promise<Html> {
-  const pixels = await allPixels(ctx);
-  const pixel = chosenPixel(pixels, filters.pixel_id);
+  const { pixels, pixel } = await pickPixel(ctx, filters.pixel_id);
   if (!pixel) return noPixels;
   const offset = Math.max(0, Number.parseInt(filters.offset ?? '0', 10) || 0);
   const given = (v: string | undefined) =>
