@@ -226,9 +226,12 @@ describe('live tail streams counted in Redis across instances', { skip: !redis }
   const kind = firstKind;
   let h: Harness;
   let second: Awaited<ReturnType<typeof buildApp>> | undefined;
+  // The second instance's own connection, as a second process would have.
+  const secondRedis = redis.duplicate();
   after(async () => {
     await second?.close();
     await h?.close();
+    secondRedis.disconnect();
     redis.disconnect();
   });
 
@@ -245,7 +248,7 @@ describe('live tail streams counted in Redis across instances', { skip: !redis }
       config: { trustProxy: false, webhookAllowPrivate: true, webhookAllowHttp: true },
       logger: testLogger(),
       rateLimiter: null,
-      streamSlots: new RedisStreamSlots(redis.duplicate(), () => {}),
+      streamSlots: new RedisStreamSlots(secondRedis, () => {}),
     });
     const urls = [
       await h.app.listen({ port: 0, host: '127.0.0.1' }),
