@@ -177,6 +177,8 @@ export async function setPlan(op: Operator, accountId: string, change: PlanChang
 }
 
 export const INVALID_API_KEY = 'Invalid API key';
+/** No key at all is a different mistake from a wrong one (a forgotten header, a proxy dropping it). */
+export const MISSING_API_KEY = 'Missing API key: send the header Authorization: Bearer <API_KEY>';
 
 /**
  * Resolves a presented key to its account. The checksum is checked before any storage lookup,
