@@ -22,7 +22,9 @@ describe('package.json: what `npm install --omit=dev` brings to production', () 
     for (const name of ['tsx', 'ts-node', 'typescript', 'esbuild']) {
       assert.equal(pkg.dependencies[name], undefined, `${name} is a production dependency`);
     }
-    assert.match(pkg.scripts.start, /^node bin\/trackway\.js serve$/);
+    // `exec`: the shell npm runs the script in becomes the server, so a SIGTERM to npm reaches
+    // it (issue 30); without it the shell dies and the server is left running.
+    assert.match(pkg.scripts.start, /^exec node bin\/trackway\.js serve$/);
   });
 
   it('installs only packages whose engines admit the oldest Node that `engines` allows', () => {

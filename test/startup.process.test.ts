@@ -11,6 +11,7 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { tempDir } from './harness.ts';
 import { BIN, type CliResult } from './process.ts';
 
@@ -154,5 +155,61 @@ describe('trackway serve: start-up failures (real process)', () => {
     const [code, signal] = await exited;
     clearTimeout(timer);
     assert.deepEqual([code, signal], [0, null], 'drained and exited 0 on SIGTERM (not SIGKILLed)');
+  });
+});
+
+describe('npm start (issue 30)', () => {
+  const dir = tempDir();
+  after(() => dir.remove());
+
+  it('stops the server when npm’s own pid gets SIGTERM: the server drains and exits', async () => {
+    // Its own process group, so whatever is left (on the old script, the server) can be found.
+    const npm = spawn('npm', ['start'], {
+      cwd: fileURLToPath(new URL('..', import.meta.url)),
+      env: {
+        ...process.env,
+        PORT: '0',
+        LOG_LEVEL: 'info',
+        DATABASE_URL: `sqlite:${join(dir.path, 'npm-start.db')}`,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    let stdout = '';
+    let stderr = '';
+    npm.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    npm.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    const npmExited = once(npm, 'exit');
+    try {
+      const until = Date.now() + 30_000;
+      let url: string | undefined;
+      while (url === undefined) {
+        url = /Trackway is listening on (http:\/\/\S+)/.exec(stdout)?.[1];
+        assert.ok(Date.now() < until, `npm start did not start:\n${stdout}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      assert.equal((await fetch(`${url}/healthz`)).status, 200);
+      npm.kill('SIGTERM');
+      await npmExited;
+      // The server must be gone too, not left running without its parent.
+      let answering = true;
+      for (let i = 0; i < 100 && answering; i++) {
+        answering = await fetch(`${url}/healthz`).then(
+          () => true,
+          () => false,
+        );
+        if (answering) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      assert.equal(answering, false, 'the server still answers after npm was stopped');
+      assert.match(stderr, /^SIGTERM received: draining$/m, 'it drained, as on a direct SIGTERM');
+    } finally {
+      try {
+        process.kill(-npm.pid!, 'SIGKILL');
+      } catch {}
+    }
   });
 });
