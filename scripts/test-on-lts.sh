@@ -63,8 +63,12 @@ tar --exclude=./node_modules --exclude=./data --exclude=./.git -cf - . | tar -xf
 cp -a node_modules "$copy/"
 cp "$addon" "$copy/node_modules/better-sqlite3/build/Release/better_sqlite3.node"
 
+# The binary beside the copy, so every user a test runs as (nobody, via setpriv) can run it
+# even when the cache sits in a home directory only its owner may enter.
+mkdir -p "$copy/.node-lts/bin"
+cp -L "$lts_bin/node" "$copy/.node-lts/bin/node"
 cd "$copy"
 # node, npm's node and every process the suite starts (process.execPath) are the LTS.
-export PATH="$lts_bin:$PATH"
+export PATH="$copy/.node-lts/bin:$PATH"
 log "npm test on Node $(node --version) (ABI $(node -p process.versions.modules)) in $copy"
 npm test -- "$@"
