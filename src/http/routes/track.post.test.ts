@@ -661,9 +661,24 @@ for (const kind of await testStores()) {
       const body = () => ({ pixel_id: pixelId, event_name: 'Lead' });
       const unauthorized = { error: 'Unauthorized', message: 'Invalid API key' };
 
-      it('is 401 for a missing, malformed, unknown or revoked key', async () => {
+      it('is 401 for a missing key, saying it is missing (issue 30)', async () => {
+        for (const headers of [{}, { authorization: '' }, { authorization: '   ' }]) {
+          const res = await h.app.inject({
+            method: 'POST',
+            url: '/v1/track',
+            headers,
+            payload: body(),
+          });
+          assert.equal(res.statusCode, 401, JSON.stringify(headers));
+          assert.deepEqual(res.json(), {
+            error: 'Unauthorized',
+            message: 'Missing API key: send the header Authorization: Bearer <API_KEY>',
+          });
+        }
+      });
+
+      it('is 401 for a malformed, unknown or revoked key', async () => {
         const cases: Array<Record<string, string>> = [
-          {},
           { authorization: 'Basic dXNlcjpwYXNz' },
           { authorization: 'Bearer' },
           {
