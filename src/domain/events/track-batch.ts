@@ -52,6 +52,7 @@ export async function trackEvents({
   );
   for (const [k, result] of stored.entries()) {
     const { index, event } = valid[k]!;
+    if (result.status === 'fulfilled' && event.dropped) ctx.droppedValues?.(event.dropped);
     outcomes[index] =
       result.status === 'fulfilled'
         ? { ok: true, response: trackResponse(event, result.value) }

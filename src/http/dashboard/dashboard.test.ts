@@ -335,6 +335,25 @@ for (const kind of await testStores()) {
       assert.match(pending.body, /<code>em<\/code>|<code>email<\/code>/);
       assert.ok(pending.body.includes(dst));
       assert.match(pending.body, /class="status pending">pending</);
+      assert.doesNotMatch(pending.body, /<dt>Dropped<\/dt>/, 'nothing was dropped');
+
+      // An event stored without a value it could not use says so (contract §19).
+      const dropped = await h.track(acme, {
+        pixel_id: pixelId,
+        event_name: 'Purchase',
+        event_id: 'dropped-dash',
+        value: 10,
+        currency: 'EUR',
+        user_data: { email: 'jane@example.com', phone: '650 555 0199' },
+      });
+      assert.equal(dropped.statusCode, 200, dropped.body);
+      const droppedPage = await get(cookie, `/dashboard/events/${pixelId}/dropped-dash`);
+      assert.match(
+        droppedPage.body,
+        /<dt>Dropped<\/dt><dd class="dropped"><code>user_data\.phone<\/code>/,
+      );
+      const listed = await get(cookie, `/dashboard/events?pixel_id=${pixelId}`);
+      assert.match(listed.body, /class="status dropped"[^>]*>1 dropped</);
 
       const sender = createPlatformSender({ timeoutMs: 2_000 });
       const worker = new ForwardingWorker({
