@@ -176,7 +176,7 @@ export const TrackBatchResultSchema = Type.Object({
   index: Type.Integer({ description: 'Position of the event in `events`, from 0.' }),
   status: Type.Integer({
     description:
-      'The status the event alone would have got: 200 (tracked or deduplicated), 400, 404, 409, or 500 (not stored; safe to retry).',
+      'The status the event alone would have got: 200 (tracked or deduplicated), 400, 404, 409, or 500 or 503 (not stored; safe to retry). When storage is unavailable for the whole batch, the response itself is a 503.',
   }),
   success: Type.Optional(Type.Boolean({ description: 'Present (true) when status is 200.' })),
   event_id: Type.Optional(Type.String()),

@@ -790,7 +790,7 @@ export interface components {
         TrackBatchResult: {
             /** @description Position of the event in `events`, from 0. */
             index: number;
-            /** @description The status the event alone would have got: 200 (tracked or deduplicated), 400, 404, 409, or 500 (not stored; safe to retry). */
+            /** @description The status the event alone would have got: 200 (tracked or deduplicated), 400, 404, 409, or 500 or 503 (not stored; safe to retry). When storage is unavailable for the whole batch, the response itself is a 503. */
             status: number;
             /** @description Present (true) when status is 200. */
             success?: boolean;
@@ -2760,6 +2760,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Checkout server",
+                 *       "scope": "ingest"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateKeyRequest"];
             };
         };
