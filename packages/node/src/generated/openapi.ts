@@ -3056,8 +3056,7 @@ export interface operations {
                  *       "name": "Meta pixel",
                  *       "config": {
                  *         "pixel_id": "123456789012345",
-                 *         "access_token": "EAAB…",
-                 *         "test_event_code": "TEST12345"
+                 *         "access_token": "EAAB…"
                  *       },
                  *       "events": [
                  *         "Purchase",
