@@ -13,7 +13,7 @@ import type { InsertOutcome } from '../ports.ts';
 import { compileValidator } from '../validation.ts';
 import { type TrackEventResponse, TrackEventSchema } from './schemas.ts';
 import { eventNameWarning } from './standard-events.ts';
-import { droppedWarning, dropUnusableUserData } from './unusable-user-data.ts';
+import { type DroppedValue, droppedWarning, dropUnusableUserData } from './unusable-user-data.ts';
 import { hashContact } from './user-data.ts';
 
 const MAX_FUTURE_MS = 10 * 60 * 1000;
@@ -39,9 +39,37 @@ function nonFinitePath(value: unknown, path: string): string | null {
  * Pure: no I/O, so the batch path runs exactly the same checks on each of its events.
  */
 export function prepareEvent(accountId: string, body: unknown, receivedAt: Date): TrackedEvent {
-  // Contact data that cannot be used is left out, not refused (contract §19): the event counts.
-  const screened = dropUnusableUserData(body);
-  const { value: input, unknown } = validateEvent.inspect(screened.body);
+  try {
+    return prepareChecked(accountId, body, receivedAt, NOTHING_DROPPED);
+  } catch (error) {
+    // Contact data that cannot be used is left out, not refused (contract §19): the event
+    // counts. Screened only once a user_data value failed, so a valid event pays nothing.
+    if (!isUserDataFailure(error)) throw error;
+    const screened = dropUnusableUserData(body);
+    if (screened.dropped.length === 0) throw error;
+    return prepareChecked(accountId, screened.body, receivedAt, screened.dropped);
+  }
+}
+
+const NOTHING_DROPPED: readonly DroppedValue[] = [];
+
+/** A wrong type or format in user_data (what may be an unusable value, or a wrong type). */
+function isUserDataFailure(error: unknown): boolean {
+  return (
+    error instanceof TrackwayError &&
+    error.code === 'invalid_request' &&
+    error.field?.startsWith('user_data.') === true &&
+    error.message.startsWith('Invalid field: ')
+  );
+}
+
+function prepareChecked(
+  accountId: string,
+  body: unknown,
+  receivedAt: Date,
+  dropped: readonly DroppedValue[],
+): TrackedEvent {
+  const { value: input, unknown } = validateEvent.inspect(body);
   let timestamp = receivedAt;
   if (input.timestamp !== undefined) {
     timestamp = new Date(input.timestamp);
@@ -107,9 +135,9 @@ export function prepareEvent(accountId: string, body: unknown, receivedAt: Date)
     matchQuality: matchQuality({ hashes: ingested.hashes ?? NO_HASHES, matchKeys }),
     ingested,
   };
-  if (screened.dropped.length > 0) {
-    event.dropped = screened.dropped.map((d) => d.field);
-    event.warnings = screened.dropped.map(droppedWarning);
+  if (dropped.length > 0) {
+    event.dropped = dropped.map((d) => d.field);
+    event.warnings = dropped.map(droppedWarning);
   }
   return event;
 }
