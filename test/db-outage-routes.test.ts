@@ -8,6 +8,8 @@
  *   dropped, new ones refused), as in test/db-outage.faults.test.ts but in process.
  * - SQLite: the store's database handle is closed under the running app.
  *
+ * The dashboard's pages, as its own navigation links them, answer 503 too (an HTML page).
+ *
  * The key and pixel lookups are cached (for a second of the test's clock, which does not move),
  * so each request gets past authentication to its own port: the one that fails.
  */
@@ -95,6 +97,8 @@ for (const name of outages) {
     let h: Harness;
     let owner: TestAccount;
     const ids: Record<string, string> = {};
+    let cookie = '';
+    let dashboardPages: string[] = [];
 
     before(async () => {
       outage = name === 'postgres' ? await postgresOutage() : sqliteOutage();
@@ -140,6 +144,27 @@ for (const name of outages) {
       });
       assert.equal(key.statusCode, 201, key.body);
       ids['key_id'] = key.json().id;
+      const signedIn = await h.app.inject({
+        method: 'POST',
+        url: '/dashboard/sign-in',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          'sec-fetch-site': 'same-origin',
+        },
+        payload: new URLSearchParams({ api_key: owner.apiKey }).toString(),
+      });
+      cookie = String(signedIn.headers['set-cookie'] ?? '').split(';')[0]!;
+      assert.match(cookie, /=/, signedIn.body);
+      // The dashboard's pages as its own navigation links them (a new page is linked there).
+      const pages = new Set<string>(['/dashboard']);
+      for (const start of ['/dashboard', `/dashboard/destinations?pixel_id=${ids['pixel_id']}`]) {
+        const page = await h.app.inject({ method: 'GET', url: start, headers: { cookie } });
+        assert.equal(page.statusCode, 200, `${start}: ${page.body.slice(0, 200)}`);
+        for (const [, href] of page.body.matchAll(/href="(\/dashboard[^"#]*)"/g)) {
+          if (!/\/assets\/|sign-out/.test(href!)) pages.add(href!.replaceAll('&amp;', '&'));
+        }
+      }
+      dashboardPages = [...pages];
     });
     after(async () => {
       await h?.close();
@@ -164,7 +189,7 @@ for (const name of outages) {
       });
     };
 
-    it('answers 503 {error, message} on every route of the API, never 500', async () => {
+    it('answers 503 on every route of the API ({error, message}) and the dashboard, never 500', async () => {
       const document = (await h.request(null, { method: 'GET', url: '/v1/openapi.json' })).json();
       const operations: Array<{ method: string; path: string; operation: Json }> = [];
       for (const [path, item] of Object.entries(document['paths'] as Json)) {
@@ -208,13 +233,21 @@ for (const name of outages) {
           }
         }
       }
+      // The dashboard's pages: an error page with 503, never a 500.
+      for (const page of dashboardPages) {
+        const res = await h.app.inject({ method: 'GET', url: page, headers: { cookie } });
+        answers.push(`GET ${page} ${res.statusCode}`);
+        if (res.statusCode !== 503) {
+          wrong.push(`GET ${page} → ${res.statusCode} ${res.body.slice(0, 200)}`);
+        }
+      }
       assert.deepEqual(
         wrong,
         [],
         `routes not answering 503 during the outage:\n${wrong.join('\n')}`,
       );
       console.log(
-        `storage outage [${name}]: ${operations.length} routes called, ${operations.length - 1} × 503 Service unavailable, /healthz 200, 0 × 500`,
+        `storage outage [${name}]: ${operations.length} API routes called, ${operations.length - 1} × 503 Service unavailable, /healthz 200; ${dashboardPages.length} dashboard pages, all 503; 0 × 500`,
       );
     });
   });

@@ -13,6 +13,7 @@ import { assertApiAccess, authenticateKey } from '../../domain/accounts/accounts
 import { RateLimitedError, TrackwayError } from '../../domain/errors.ts';
 import type { AccountStore } from '../../domain/ports.ts';
 import type { App, AppDeps } from '../deps.ts';
+import { errorBody } from '../errors.ts';
 import { limitAccount, limitAuthFailure } from '../rate-limit.ts';
 import { webhookContextOf } from '../route-kit.ts';
 import { platformGatewayOf } from '../routes/destinations.test-send.ts';
@@ -116,20 +117,22 @@ export async function registerDashboard(
           429,
         );
       }
-      if (error instanceof TrackwayError) {
-        const status = { not_found: 404, forbidden: 403, invalid_request: 400, conflict: 409 }[
-          error.code as string
-        ];
-        if (status) {
-          return sendPage(
-            reply,
-            barePage(
-              status === 404 ? 'Not found' : 'Request refused',
-              html`<p>${error.message}</p><p><a href="/dashboard">Back to the dashboard</a></p>`,
-            ),
-            status,
-          );
-        }
+      if (error instanceof TrackwayError && error.code !== 'internal') {
+        // The API's one catalogue decides the status: a storage outage is a 503 here too.
+        const { status } = errorBody(error);
+        if (status >= 500) request.log.warn({ err: error }, 'dashboard request unavailable');
+        return sendPage(
+          reply,
+          barePage(
+            status === 404
+              ? 'Not found'
+              : status >= 500
+                ? 'Temporarily unavailable'
+                : 'Request refused',
+            html`<p>${error.message}</p><p><a href="/dashboard">Back to the dashboard</a></p>`,
+          ),
+          status,
+        );
       }
       request.log.error({ err: error }, 'dashboard request failed');
       return sendPage(reply, barePage('Something went wrong', html`<p>Please try again.</p>`), 500);
