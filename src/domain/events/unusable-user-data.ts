@@ -2,8 +2,9 @@
  * Contract §19: contact data that cannot be used does not cost the event. A `user_data` string
  * that fails its format check (a phone that is not E.164, a country that is not alpha-2, an
  * email without `@`, a state or zip that normalises to nothing, an IP that is not one, a value
- * too long …) is taken out of the body before validation, so the event is stored without it and
- * the answer warns. What still refuses the event is left for the validator: a value of the wrong
+ * too long …) is taken out of the body, and the event validated again without it, so it is
+ * stored without that value and the answer warns (prepareEvent screens a body only once one of
+ * its user_data values has failed, so a valid event pays nothing for this). What still refuses the event is left for the validator: a value of the wrong
  * JSON type, an unknown key, a `user_data` that is not an object.
  *
  * Every event goes through here before hashing and before any platform's normalisation, so what
