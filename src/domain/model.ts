@@ -74,6 +74,13 @@ export interface TrackedEvent {
    * (event_match_keys, erased 7 days after `timestamp`), never in the record.
    */
   ingested?: IngestedMatchData;
+  /**
+   * The `user_data` values left out because they could not be used (contract §19), as dotted
+   * paths (`user_data.phone`): stored with the event. Absent or empty: nothing was dropped.
+   */
+  dropped?: readonly string[];
+  /** What the answer to the request that carried it warns of; set at ingestion, not stored. */
+  warnings?: readonly string[];
 }
 
 /**

@@ -13,6 +13,8 @@ export interface MatchColumns {
   /** JSON `{ga4, tiktok}`: Meta's hashes are the record's own user_data, not stored twice. */
   platformHashes: string | null;
   matchQuality: string;
+  /** JSON array of the user_data paths left out (contract §19), or null when none was. */
+  dropped: string | null;
   /** The score, for the hourly rollup's `match_sum`. */
   score: number;
   /** The event_match_keys row, or null when the event carried no raw key and no location. */
@@ -30,6 +32,7 @@ export function matchColumns(event: TrackedEvent): MatchColumns {
     platformHashes:
       hashes === null ? null : JSON.stringify({ ga4: hashes.ga4, tiktok: hashes.tiktok }),
     matchQuality: qualityJson(quality),
+    dropped: event.dropped?.length ? JSON.stringify(event.dropped) : null,
     score: quality.score,
     raw:
       matchKeys === null && location === null

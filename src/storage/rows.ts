@@ -66,14 +66,14 @@ export type KeyRow = Pick<
 export type ManagedKeyRow = Omit<Selectable<ApiKeysTable>, 'key_hash'>;
 export type PixelRow = Selectable<PixelsTable>;
 /**
- * Contract §11's columns (migration 010) are optional, so that reads selecting the record's
+ * Contract §11's columns (migration 010) and §19's `dropped` (014) are optional, so that reads selecting the record's
  * older columns only still type.
  */
 export type EventRow = Omit<
   Selectable<EventsTable>,
-  'seq' | 'action_source' | 'platform_hashes' | 'match_quality'
+  'seq' | 'action_source' | 'platform_hashes' | 'match_quality' | 'dropped'
 > &
-  Partial<Pick<Selectable<EventsTable>, 'action_source' | 'match_quality'>>;
+  Partial<Pick<Selectable<EventsTable>, 'action_source' | 'match_quality' | 'dropped'>>;
 export type EndpointRow = Omit<Selectable<WebhookEndpointsTable>, 'deleted_at'>;
 /** An attempt row joined with its message's event type. */
 export type AttemptRow = Omit<Selectable<WebhookAttemptsTable>, 'id' | 'account_id'> & {
@@ -129,6 +129,8 @@ export const toEvent = (c: Codec, r: EventRow): TrackedEvent => ({
   ...(r.action_source !== undefined && { actionSource: r.action_source as ActionSource }),
   // Null for an event stored before migration 010: the record computes it from user_data.
   ...(r.match_quality != null && { matchQuality: c.json<MatchQuality>(r.match_quality) }),
+  // Null when nothing was dropped (contract §19), and on events stored before migration 014.
+  ...(r.dropped != null && { dropped: c.json<string[]>(r.dropped) }),
 });
 
 export const toEndpoint = (c: Codec, r: EndpointRow): WebhookEndpoint => ({

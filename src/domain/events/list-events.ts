@@ -67,6 +67,7 @@ export function eventRecord(event: TrackedEvent, forwarding: readonly Forwarding
     action_source: event.actionSource ?? DEFAULT_ACTION_SOURCE,
     match_quality: event.matchQuality ?? matchQualityOfRecord(event.userData),
     received_at: event.receivedAt.toISOString(),
+    dropped: event.dropped ? [...event.dropped] : [],
     forwarding: forwarding.map(forwardingRecord),
   };
 }

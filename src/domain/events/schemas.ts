@@ -56,7 +56,7 @@ export const UserDataSchema = Type.Object(
   {
     additionalProperties: false,
     description:
-      "User attributes for matching. Every value is normalised and SHA-256-hashed before it is stored; a value that already is 64 lowercase hex characters is taken as a hash and kept as sent. The match keys (`client_ip_address`, `client_user_agent`, `fbc`, `fbp`, `ttclid`, `ttp`, `ga_client_id`) are hashed as sent in the record; their raw values are kept apart, only for forwarding, for at most 7 days after the event's `timestamp`.",
+      "User attributes for matching. Every value is normalised and SHA-256-hashed before it is stored; a value that already is 64 lowercase hex characters is taken as a hash and kept as sent. The match keys (`client_ip_address`, `client_user_agent`, `fbc`, `fbp`, `ttclid`, `ttp`, `ga_client_id`) are hashed as sent in the record; their raw values are kept apart, only for forwarding, for at most 7 days after the event's `timestamp`. A string that fails its format check (a phone not in E.164, a country not alpha-2, an email without `@`, a value too long …) does not fail the event: it is left out, the answer's `warnings` says why, and the record lists it in `dropped`. A value that is not a string, or an unknown key, is still a 400.",
   },
 );
 
@@ -127,13 +127,17 @@ export const TrackEventSchema = Type.Object(
 );
 export type TrackEventInput = Static<typeof TrackEventSchema>;
 
+/** The `warnings` of a track answer: the event was stored, but not quite as sent. */
+const WARNINGS_DESCRIPTION =
+  'Present when the event was accepted with something to fix: a near-miss standard event name (`purchase`), or a `user_data` value that could not be used and was left out (`user_data.phone dropped: must be in E.164 format`; the record lists it in `dropped`).';
+
 export const TrackEventResponseSchema = Type.Object(
   {
     success: Type.Boolean(),
     event_id: Type.String(),
     message: Type.String(),
     deduplicated: Type.Optional(Type.Boolean()),
-    warnings: Type.Optional(Type.Array(Type.String())),
+    warnings: Type.Optional(Type.Array(Type.String(), { description: WARNINGS_DESCRIPTION })),
   },
   { examples: [{ success: true, event_id: 'order-10045', message: 'Event tracked' }] },
 );
@@ -172,13 +176,13 @@ export const TrackBatchResultSchema = Type.Object({
   index: Type.Integer({ description: 'Position of the event in `events`, from 0.' }),
   status: Type.Integer({
     description:
-      'The status the event alone would have got: 200 (tracked or deduplicated), 400, 404, 409, or 500 (not stored; safe to retry).',
+      'The status the event alone would have got: 200 (tracked or deduplicated), 400, 404, 409, or 500 or 503 (not stored; safe to retry). When storage is unavailable for the whole batch, the response itself is a 503.',
   }),
   success: Type.Optional(Type.Boolean({ description: 'Present (true) when status is 200.' })),
   event_id: Type.Optional(Type.String()),
   message: Type.String(),
   deduplicated: Type.Optional(Type.Boolean()),
-  warnings: Type.Optional(Type.Array(Type.String())),
+  warnings: Type.Optional(Type.Array(Type.String(), { description: WARNINGS_DESCRIPTION })),
   error: Type.Optional(Type.String({ description: 'Present when status is not 200.' })),
   field: Type.Optional(Type.String()),
 });
@@ -284,6 +288,10 @@ export const EventRecordSchema = Type.Object(
     ),
     match_quality: MatchQualitySchema,
     received_at: Type.String({ format: 'date-time' }),
+    dropped: Type.Array(Type.String(), {
+      description:
+        'The `user_data` values left out because they could not be used (a phone not in E.164, a country not alpha-2 …), as paths: `["user_data.phone"]`. The event was stored without them; the answer to the track call said why in `warnings`.',
+    }),
     forwarding: Type.Array(ForwardingEntrySchema, {
       description:
         'One entry per destination the event is forwarded to: its outcome, attempts and last error.',
@@ -327,6 +335,7 @@ export const EventRecordSchema = Type.Object(
           ],
         },
         received_at: '2026-11-24T18:42:10.412Z',
+        dropped: [],
         forwarding: [
           {
             destination_id: 'dst_4f8Kq2ZxY7mN3pLw',
@@ -374,6 +383,7 @@ export const ValidateEventResponseSchema = Type.Object(
           "One entry per destination of the pixel, in the destinations list's order. Left out for an `ingest`-scope key, which may check its events but not read the account's forwarding set-up (destination ids, platform ids, states).",
       }),
     ),
+    warnings: Type.Optional(Type.Array(Type.String(), { description: WARNINGS_DESCRIPTION })),
   },
   {
     examples: [

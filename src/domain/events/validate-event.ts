@@ -11,7 +11,7 @@ import { PLATFORM_ADAPTERS } from '../forwarding/platform-adapters.ts';
 import type { Platform } from '../forwarding/platforms.ts';
 import type { KeyScope, TrackedEvent } from '../model.ts';
 import { eventRecord } from './list-events.ts';
-import { assertTrackable, prepareEvent } from './track-event.ts';
+import { assertTrackable, eventWarnings, prepareEvent } from './track-event.ts';
 
 export interface DestinationVerdict {
   destination_id: string;
@@ -92,9 +92,12 @@ export async function validateEvent({
   if (scope === 'ingest') return { valid: true as const, event: eventRecord(event) };
   const destinations = await ctx.store.destinations.listDestinations(ctx.account.id, event.pixelId);
   const forwardable = forwardableOf(event);
+  const warnings = eventWarnings(event);
   return {
     valid: true as const,
     event: eventRecord(event),
     destinations: destinations.map((d) => destinationVerdict(d, forwardable, now)),
+    // The very warnings /v1/track would answer with (a near-miss name, dropped values).
+    ...(warnings.length > 0 && { warnings }),
   };
 }

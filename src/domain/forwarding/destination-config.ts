@@ -17,7 +17,12 @@ const eventNames = Type.Optional(
   ),
 );
 const testEventCode = Type.Optional(
-  Type.String({ minLength: 1, maxLength: 100, description: "The platform's test mode code." }),
+  Type.String({
+    minLength: 1,
+    maxLength: 100,
+    description:
+      "The platform's test mode code. For testing only: while it is set, every event goes to the platform's Test events tool and none counts as a live conversion; leave it out for live traffic.",
+  }),
 );
 
 export const MetaConfigSchema = Type.Object(

@@ -17,7 +17,8 @@ const EventNames = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
 const META_EXAMPLE = {
   type: 'meta',
   name: 'Meta pixel',
-  config: { pixel_id: '123456789012345', access_token: 'EAAB…', test_event_code: 'TEST12345' },
+  // A live destination: a test_event_code would send every event to Test events only.
+  config: { pixel_id: '123456789012345', access_token: 'EAAB…' },
   events: ['Purchase', 'Lead'],
 };
 

@@ -26,6 +26,7 @@ export const CSV_COLUMNS = [
   'action_source',
   'match_quality',
   'received_at',
+  'dropped',
 ] as const;
 
 /** RFC 4180: a field holding a comma, quote or line break is quoted, quotes doubled. */

@@ -64,6 +64,7 @@ export interface EventsTable {
   action_source: string;
   platform_hashes: Stored | null;
   match_quality: Stored | null;
+  dropped: Stored | null;
 }
 
 /** Raw match keys kept apart from the record until `expires_at` (contract §11, migration 010). */

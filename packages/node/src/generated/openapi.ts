@@ -697,7 +697,7 @@ export interface components {
                 [key: string]: unknown;
             };
         };
-        /** @description User attributes for matching. Every value is normalised and SHA-256-hashed before it is stored; a value that already is 64 lowercase hex characters is taken as a hash and kept as sent. The match keys (`client_ip_address`, `client_user_agent`, `fbc`, `fbp`, `ttclid`, `ttp`, `ga_client_id`) are hashed as sent in the record; their raw values are kept apart, only for forwarding, for at most 7 days after the event's `timestamp`. */
+        /** @description User attributes for matching. Every value is normalised and SHA-256-hashed before it is stored; a value that already is 64 lowercase hex characters is taken as a hash and kept as sent. The match keys (`client_ip_address`, `client_user_agent`, `fbc`, `fbp`, `ttclid`, `ttp`, `ga_client_id`) are hashed as sent in the record; their raw values are kept apart, only for forwarding, for at most 7 days after the event's `timestamp`. A string that fails its format check (a phone not in E.164, a country not alpha-2, an email without `@`, a value too long …) does not fail the event: it is left out, the answer's `warnings` says why, and the record lists it in `dropped`. A value that is not a string, or an unknown key, is still a 400. */
         UserData: {
             /** @description Email address. Normalised (trimmed, lower-cased) and SHA-256-hashed. */
             email?: string;
@@ -747,6 +747,7 @@ export interface components {
             event_id: string;
             message: string;
             deduplicated?: boolean;
+            /** @description Present when the event was accepted with something to fix: a near-miss standard event name (`purchase`), or a `user_data` value that could not be used and was left out (`user_data.phone dropped: must be in E.164 format`; the record lists it in `dropped`). */
             warnings?: string[];
         };
         /**
@@ -789,13 +790,14 @@ export interface components {
         TrackBatchResult: {
             /** @description Position of the event in `events`, from 0. */
             index: number;
-            /** @description The status the event alone would have got: 200 (tracked or deduplicated), 400, 404, 409, or 500 (not stored; safe to retry). */
+            /** @description The status the event alone would have got: 200 (tracked or deduplicated), 400, 404, 409, or 500 or 503 (not stored; safe to retry). When storage is unavailable for the whole batch, the response itself is a 503. */
             status: number;
             /** @description Present (true) when status is 200. */
             success?: boolean;
             event_id?: string;
             message: string;
             deduplicated?: boolean;
+            /** @description Present when the event was accepted with something to fix: a near-miss standard event name (`purchase`), or a `user_data` value that could not be used and was left out (`user_data.phone dropped: must be in E.164 format`; the record lists it in `dropped`). */
             warnings?: string[];
             /** @description Present when status is not 200. */
             error?: string;
@@ -875,6 +877,7 @@ export interface components {
          *         ]
          *       },
          *       "received_at": "2026-11-24T18:42:10.412Z",
+         *       "dropped": [],
          *       "forwarding": [
          *         {
          *           "destination_id": "dst_4f8Kq2ZxY7mN3pLw",
@@ -922,6 +925,8 @@ export interface components {
             };
             /** Format: date-time */
             received_at: string;
+            /** @description The `user_data` values left out because they could not be used (a phone not in E.164, a country not alpha-2 …), as paths: `["user_data.phone"]`. The event was stored without them; the answer to the track call said why in `warnings`. */
+            dropped: string[];
             /** @description One entry per destination the event is forwarded to: its outcome, attempts and last error. */
             forwarding: {
                 destination_id: string;
@@ -1333,6 +1338,8 @@ export interface components {
                     [key: string]: unknown;
                 } | null;
             }[];
+            /** @description Present when the event was accepted with something to fix: a near-miss standard event name (`purchase`), or a `user_data` value that could not be used and was left out (`user_data.phone dropped: must be in E.164 format`; the record lists it in `dropped`). */
+            warnings?: string[];
         };
         GetPixelResponse: {
             id: string;
@@ -1573,6 +1580,8 @@ export interface components {
             };
             /** Format: date-time */
             received_at: string;
+            /** @description The `user_data` values left out because they could not be used (a phone not in E.164, a country not alpha-2 …), as paths: `["user_data.phone"]`. The event was stored without them; the answer to the track call said why in `warnings`. */
+            dropped: string[];
             forwarding: {
                 destination_id: string;
                 platform: string;
@@ -2078,6 +2087,7 @@ export interface operations {
                      *           ]
                      *         },
                      *         "received_at": "2026-11-24T18:42:10.412Z",
+                     *         "dropped": [],
                      *         "forwarding": []
                      *       },
                      *       "destinations": [
@@ -2759,6 +2769,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Checkout server",
+                 *       "scope": "ingest"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateKeyRequest"];
             };
         };
@@ -3049,8 +3065,7 @@ export interface operations {
                  *       "name": "Meta pixel",
                  *       "config": {
                  *         "pixel_id": "123456789012345",
-                 *         "access_token": "EAAB…",
-                 *         "test_event_code": "TEST12345"
+                 *         "access_token": "EAAB…"
                  *       },
                  *       "events": [
                  *         "Purchase",

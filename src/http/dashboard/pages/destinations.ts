@@ -23,6 +23,23 @@ interface ConfigField {
   secret?: boolean;
   optional?: boolean;
   placeholder: string;
+  /** Shown under the field, for a setting whose effect is easy to miss. */
+  warning?: string;
+}
+
+/**
+ * A test event code sends every event to the platform's test tool only (Meta: Events
+ * Manager → Test events; TikTok: Test events), where nothing is counted, attributed or
+ * optimised on: a destination left with one quietly loses every live conversion.
+ */
+const TEST_CODE_WARNING =
+  'For testing only: while a test event code is set, every event goes to the platform’s Test events tool and none counts as a live conversion. Leave it empty for live traffic.';
+
+/** The visible warning of a destination that has a test event code set, or nothing. */
+function testModeWarning(config: Record<string, unknown>): Html | '' {
+  const code = config['test_event_code'];
+  if (typeof code !== 'string' || code === '') return '';
+  return html`<p class="warning" role="note"><strong>Test mode</strong> (test event code <code>${code}</code>): every event goes to the platform’s Test events only and none counts as a live conversion. To go live, delete this destination and add it again without a test event code.</p>`;
 }
 
 /** The config fields per type, as destination-config.ts declares them. */
@@ -30,7 +47,13 @@ export const CONFIG_FIELDS: Record<'meta' | 'ga4' | 'tiktok', ConfigField[]> = {
   meta: [
     { name: 'pixel_id', label: 'Meta pixel ID', placeholder: '123456789012345' },
     { name: 'access_token', label: 'Access token', secret: true, placeholder: 'EAAB…' },
-    { name: 'test_event_code', label: 'Test event code', optional: true, placeholder: 'TEST12345' },
+    {
+      name: 'test_event_code',
+      label: 'Test event code',
+      optional: true,
+      placeholder: 'TEST12345',
+      warning: TEST_CODE_WARNING,
+    },
   ],
   ga4: [
     { name: 'measurement_id', label: 'Measurement ID', placeholder: 'G-XXXXXXXXXX' },
@@ -39,7 +62,13 @@ export const CONFIG_FIELDS: Record<'meta' | 'ga4' | 'tiktok', ConfigField[]> = {
   tiktok: [
     { name: 'pixel_code', label: 'Pixel code', placeholder: 'C4ABCDEFGHIJ' },
     { name: 'access_token', label: 'Access token', secret: true, placeholder: '' },
-    { name: 'test_event_code', label: 'Test event code', optional: true, placeholder: 'TEST12345' },
+    {
+      name: 'test_event_code',
+      label: 'Test event code',
+      optional: true,
+      placeholder: 'TEST12345',
+      warning: TEST_CODE_WARNING,
+    },
   ],
 };
 
@@ -58,7 +87,7 @@ function createForm(pixelId: string, type: keyof typeof CONFIG_FIELDS): Html {
   <div class="field"><label for="${id('name')}">Name <span class="hint">(optional)</span></label><input id="${id('name')}" name="name" maxlength="200"></div>
   ${CONFIG_FIELDS[type].map(
     (f) =>
-      html`<div class="field"><label for="${id(f.name)}">${f.label}${f.optional ? html` <span class="hint">(optional)</span>` : ''}</label><input id="${id(f.name)}" name="${f.name}" type="${f.secret ? 'password' : 'text'}" autocomplete="off"${f.optional ? '' : html` required`}${f.placeholder ? html` placeholder="${f.placeholder}"` : ''}></div>`,
+      html`<div class="field"><label for="${id(f.name)}">${f.label}${f.optional ? html` <span class="hint">(optional)</span>` : ''}</label><input id="${id(f.name)}" name="${f.name}" type="${f.secret ? 'password' : 'text'}" autocomplete="off"${f.optional ? '' : html` required`}${f.placeholder ? html` placeholder="${f.placeholder}"` : ''}${f.warning ? html` aria-describedby="${id(f.name)}-warning"` : ''}>${f.warning ? html`<p class="warning field-warning" id="${id(f.name)}-warning">${f.warning}</p>` : ''}</div>`,
   )}
   <button type="submit">Add ${TYPE_LABELS[type]} destination</button>
 </form>`;
@@ -113,7 +142,7 @@ ${
     return html`<tr>
     <td><a href="${base}/${d.id}" aria-label="Edit ${label}">${label}</a><br><code class="hint">${d.id}</code></td>
     <td>${d.type}</td>
-    <td>${Object.entries(d.config).map(([k, v]) => html`<code>${k}</code>: ${typeof v === 'string' ? v : JSON.stringify(v)}<br>`)}</td>
+    <td>${Object.entries(d.config).map(([k, v]) => html`<code>${k}</code>: ${typeof v === 'string' ? v : JSON.stringify(v)}<br>`)}${testModeWarning(d.config)}</td>
     <td><span class="status ${d.state}">${d.state}</span>${d.enabled ? '' : html` <span class="status paused">disabled</span>`}${d.events ? html`<br><span class="hint">only ${d.events.join(', ')}</span>` : ''}</td>
     <td>${d.last_error ?? '—'}</td>
     <td>${formatTime(d.created_at)}</td>
@@ -170,6 +199,7 @@ export async function destinationEditBody(
   <dt>Config</dt><dd>${Object.entries(d.config).map(([k, v]) => html`<code>${k}</code>: ${typeof v === 'string' ? v : JSON.stringify(v)}<br>`)}</dd>
   <dt>Updated</dt><dd>${formatTime(d.updated_at)}</dd>
 </dl>
+${testModeWarning(d.config)}
 ${
   d.state === 'suspended'
     ? html`<section aria-labelledby="suspended-h" class="secret">
