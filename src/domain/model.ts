@@ -1,7 +1,6 @@
 /** The records the domain works with. Times are `Date`s here; adapters choose their encoding. */
 import type { PlanName, SubscriptionStatus } from './accounts/plans.ts';
 import type { ActionSource, RawMatchKeys } from './forwarding/match-keys.ts';
-import type { PlatformHashes, PlatformLocation } from './forwarding/platform-user-data.ts';
 
 export interface Account {
   id: string;
@@ -88,6 +87,14 @@ export interface MatchQuality {
   /** The keys absent, highest weight first: what would raise the score most. */
   missing: string[];
 }
+
+/** Each platform's hashes of one event's contact data, by platform type. */
+export type PlatformHashes = Readonly<Record<string, Readonly<Record<string, string>> | undefined>>;
+
+/** The unhashed coarse location some platforms want, by platform type (kept ≤ 7 days). */
+export type PlatformLocation = Readonly<
+  Record<string, Readonly<Record<string, string>> | undefined>
+>;
 
 /** Per-platform hashes and the raw match data of one event, as ingestion computed them. */
 export interface IngestedMatchData {

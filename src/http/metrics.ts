@@ -8,7 +8,7 @@
  * 429 cannot be told apart from a scrape that lost it).
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import { PLATFORMS } from '../domain/forwarding/platforms.ts';
+import { PLATFORMS } from '../domain/forwarding/platforms/registry.ts';
 import type { DestinationBacklog, OutboxBacklog } from '../domain/ports.ts';
 
 /** The queues whose backlog is measured: webhook deliveries now, forwarding batches later. */

@@ -10,6 +10,9 @@ import {
   ActionSourceSchema,
   MATCH_KEY_USER_DATA_PROPERTIES,
 } from '../forwarding/match-keys.ts';
+import { ga4 } from '../forwarding/platforms/ga4/index.ts';
+import { meta } from '../forwarding/platforms/meta/index.ts';
+import { PlatformSchema } from '../forwarding/platforms/registry.ts';
 
 /** A realistic event: the docs page's "try it" sends this (with your pixel's id). */
 const TRACK_EVENT_EXAMPLE = {
@@ -330,7 +333,7 @@ export const EventRecordSchema = Type.Object(
         forwarding: [
           {
             destination_id: 'dst_4f8Kq2ZxY7mN3pLw',
-            platform: 'meta',
+            platform: meta.type,
             status: 'forwarded',
             attempts: 1,
             reason: null,
@@ -355,7 +358,7 @@ const RECORD_EXAMPLE = (EventRecordSchema.examples as Array<Record<string, unkno
 
 export const DestinationVerdictSchema = Type.Object({
   destination_id: Type.String(),
-  platform: Type.Union([Type.Literal('meta'), Type.Literal('ga4'), Type.Literal('tiktok')]),
+  platform: PlatformSchema,
   would_forward: Type.Boolean(),
   reason: Type.Optional(Type.String({ description: 'Why not, when `would_forward` is false.' })),
   payload: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], {
@@ -380,7 +383,7 @@ export const ValidateEventResponseSchema = Type.Object(
         destinations: [
           {
             destination_id: 'dst_4f8Kq2ZxY7mN3pLw',
-            platform: 'meta',
+            platform: meta.type,
             would_forward: true,
             payload: {
               data: [
@@ -400,7 +403,7 @@ export const ValidateEventResponseSchema = Type.Object(
           },
           {
             destination_id: 'dst_9Tc3Vb6Xn1Qw8ErY',
-            platform: 'ga4',
+            platform: ga4.type,
             would_forward: false,
             reason: 'missing user_data.ga_client_id, which GA4 requires as client_id',
             payload: null,

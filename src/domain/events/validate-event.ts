@@ -7,8 +7,7 @@
 import { type Context, trackingLookup } from '../context.ts';
 import { DEFAULT_ACTION_SOURCE } from '../forwarding/match-keys.ts';
 import type { Destination, ForwardableEvent } from '../forwarding/model.ts';
-import { PLATFORM_ADAPTERS } from '../forwarding/platform-adapters.ts';
-import type { Platform } from '../forwarding/platforms.ts';
+import { type Platform, platformModule } from '../forwarding/platforms/registry.ts';
 import type { TrackedEvent } from '../model.ts';
 import { eventRecord } from './list-events.ts';
 import { assertTrackable, prepareEvent } from './track-event.ts';
@@ -28,7 +27,7 @@ export function forwardableOf(event: TrackedEvent): ForwardableEvent {
   return {
     event,
     actionSource: event.actionSource ?? DEFAULT_ACTION_SOURCE,
-    hashes: ingested?.hashes ?? { meta: {}, ga4: {}, tiktok: {} },
+    hashes: ingested?.hashes ?? {},
     matchKeys: ingested?.matchKeys ?? null,
     location: ingested?.location ?? null,
   };
@@ -44,7 +43,7 @@ export function destinationVerdict(
   forwardable: ForwardableEvent,
   now: Date,
 ): DestinationVerdict {
-  const built = PLATFORM_ADAPTERS[destination.type].build([forwardable], destination.config, {
+  const built = platformModule(destination.type).build([forwardable], destination.config, {
     now,
   });
   const payload = built.requests[0]?.body ?? null;

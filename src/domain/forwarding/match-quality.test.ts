@@ -3,7 +3,12 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { forwardable, UA } from '../../../test/platforms/forwardable.ts';
 import { matchQuality } from './match-quality.ts';
-import { type MetaMatchKey, metaKeysOf, metaKeysProblem, metaUserData } from './meta-user-data.ts';
+import {
+  type MetaMatchKey,
+  metaKeysOf,
+  metaKeysProblem,
+  metaUserData,
+} from './platforms/meta/user-data.ts';
 
 describe('match quality (a local estimate, not Meta’s score)', () => {
   it('scores 10 with every key, and lists none missing', () => {

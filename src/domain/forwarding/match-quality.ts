@@ -16,9 +16,15 @@
 
 import type { MatchQuality } from '../model.ts';
 import type { RawMatchKeys } from './match-keys.ts';
-import { type MetaMatchKey, metaKeysOf, metaKeysProblem, metaUserData } from './meta-user-data.ts';
 import type { ForwardableEvent } from './model.ts';
-import { metaHashesOfRecord } from './platform-user-data.ts';
+import { meta as metaPlatform } from './platforms/meta/index.ts';
+import {
+  type MetaMatchKey,
+  metaHashesOfRecord,
+  metaKeysOf,
+  metaKeysProblem,
+  metaUserData,
+} from './platforms/meta/user-data.ts';
 
 export type { MatchQuality };
 
@@ -57,7 +63,7 @@ const BY_PRESENCE = new Map<number, MatchQuality>();
 export function matchQuality(
   forwardable: Pick<ForwardableEvent, 'hashes' | 'matchKeys'>,
 ): MatchQuality {
-  const meta = forwardable.hashes.meta as Record<string, string | undefined>;
+  const meta: Readonly<Record<string, string>> = forwardable.hashes[metaPlatform.type] ?? {};
   const raw = forwardable.matchKeys;
   let presence = 0;
   for (let i = 0; i < WEIGHTS.length; i++) {
@@ -92,6 +98,6 @@ function estimate(present: ReadonlySet<MetaMatchKey>): MatchQuality {
  * had, and the estimate from them is the one ingestion would have made.
  */
 export function matchQualityOfRecord(userData: Record<string, string> | null): MatchQuality {
-  const meta = metaHashesOfRecord(userData);
-  return matchQuality({ hashes: { meta, ga4: {}, tiktok: {} }, matchKeys: null });
+  const meta = metaHashesOfRecord(userData) as Record<string, string>;
+  return matchQuality({ hashes: { [metaPlatform.type]: meta }, matchKeys: null });
 }

@@ -1174,6 +1174,7 @@ export interface components {
                 event_name: string;
                 /** @description The destination (`dst_…`). */
                 destination_id: string;
+                /** @description The platform (a destination `type`). */
                 platform: "meta" | "ga4" | "tiktok";
                 /** Format: date-time */
                 forwarded_at: string;
@@ -1324,6 +1325,7 @@ export interface components {
             /** @description One entry per destination of the pixel, in the destinations list's order. */
             destinations: {
                 destination_id: string;
+                /** @description The platform (a destination `type`). */
                 platform: "meta" | "ga4" | "tiktok";
                 would_forward: boolean;
                 /** @description Why not, when `would_forward` is false. */
@@ -1444,7 +1446,8 @@ export interface components {
                 /** @description `dst_` + 16 base62. */
                 id: string;
                 pixel_id: string;
-                type: string;
+                /** @description The platform (a destination `type`). */
+                type: "meta" | "ga4" | "tiktok";
                 name: string | null;
                 /** @description As sent, with secrets shown as `****` + their last 4 characters. */
                 config: {
@@ -1462,21 +1465,62 @@ export interface components {
             }[];
         };
         CreateDestinationRequest: {
-            /** @description The platform. */
+            /** @description The platform (a destination `type`). */
             type: "meta" | "ga4" | "tiktok";
             name?: string;
-            /** @description meta: `{pixel_id, access_token, test_event_code?}`; ga4: `{measurement_id, api_secret}`; tiktok: `{pixel_code, access_token, test_event_code?}`; every type: `event_names?`. */
+            /** @description The type's settings, secrets included (write-only); every type also takes `event_names`. */
             config: {
                 [key: string]: unknown;
             };
             events?: string[] | null;
             enabled?: boolean;
-        };
+        } & ({
+            /** @constant */
+            type: "meta";
+            /** MetaConfig */
+            config: {
+                pixel_id: string;
+                access_token: string;
+                /** @description The platform's test mode code. */
+                test_event_code?: string;
+                /** @description Overrides of the default event name mapping: `{"<our name>": "<platform name>"}`. */
+                event_names?: {
+                    [key: string]: string;
+                };
+            };
+        } | {
+            /** @constant */
+            type: "ga4";
+            /** Ga4Config */
+            config: {
+                measurement_id: string;
+                api_secret: string;
+                /** @description Overrides of the default event name mapping: `{"<our name>": "<platform name>"}`. */
+                event_names?: {
+                    [key: string]: string;
+                };
+            };
+        } | {
+            /** @constant */
+            type: "tiktok";
+            /** TiktokConfig */
+            config: {
+                pixel_code: string;
+                access_token: string;
+                /** @description The platform's test mode code. */
+                test_event_code?: string;
+                /** @description Overrides of the default event name mapping: `{"<our name>": "<platform name>"}`. */
+                event_names?: {
+                    [key: string]: string;
+                };
+            };
+        });
         CreateDestinationResponse: {
             /** @description `dst_` + 16 base62. */
             id: string;
             pixel_id: string;
-            type: string;
+            /** @description The platform (a destination `type`). */
+            type: "meta" | "ga4" | "tiktok";
             name: string | null;
             /** @description As sent, with secrets shown as `****` + their last 4 characters. */
             config: {
@@ -3037,7 +3081,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "type": "meta",
-                 *       "name": "Meta pixel",
+                 *       "name": "Meta destination",
                  *       "config": {
                  *         "pixel_id": "123456789012345",
                  *         "access_token": "EAAB…",

@@ -1,12 +1,10 @@
 /**
- * Our event names → each platform's (contract §12), overridable per destination with
- * `config.event_names`. Sources: GA4 recommended events (developers.google.com/analytics/
- * devguides/collection/ga4/reference/events), TikTok's standard events
- * (ads.tiktok.com/help/article/standard-events-parameters); Meta's standard events are ours.
+ * Our event names → GA4's, overridable per destination with `config.event_names`. Source: GA4
+ * recommended events (developers.google.com/analytics/devguides/collection/ga4/reference/events).
  */
-import type { Platform } from './platforms.ts';
+import type { PlatformEventName } from '../platform.ts';
 
-const GA4_NAMES: Record<string, string> = {
+export const GA4_NAMES: Readonly<Record<string, string>> = {
   PageView: 'page_view',
   ViewContent: 'view_item',
   AddToCart: 'add_to_cart',
@@ -16,12 +14,6 @@ const GA4_NAMES: Record<string, string> = {
   Lead: 'generate_lead',
   CompleteRegistration: 'sign_up',
   Search: 'search',
-};
-
-const TIKTOK_NAMES: Record<string, string> = {
-  // TikTok: CompletePayment "when placing an order and making a payment are the same".
-  Purchase: 'CompletePayment',
-  Lead: 'SubmitForm',
 };
 
 /**
@@ -77,21 +69,15 @@ export function toSnakeCase(name: string): string {
     .toLowerCase();
 }
 
-export type PlatformEventName = { name: string } | { skipped: string };
-
 /**
  * The name an event goes out under, or why it cannot go out (an impossible GA4 name is
  * `skipped`, not sent: GA4 would accept it with a 2xx and silently drop it).
  */
-export function platformEventName(
-  platform: Platform,
+export function ga4EventName(
   eventName: string,
   overrides?: Record<string, string>,
 ): PlatformEventName {
-  const override = overrides?.[eventName];
-  if (platform === 'meta') return { name: override ?? eventName };
-  if (platform === 'tiktok') return { name: override ?? TIKTOK_NAMES[eventName] ?? eventName };
-  const name = override ?? GA4_NAMES[eventName] ?? toSnakeCase(eventName);
+  const name = overrides?.[eventName] ?? GA4_NAMES[eventName] ?? toSnakeCase(eventName);
   if (GA4_RESERVED_NAMES.has(name)) {
     return { skipped: `GA4 event name "${name}" is reserved by the Measurement Protocol` };
   }

@@ -13,7 +13,7 @@ import {
   type PlatformAnswer,
   parseJsonObject,
   type Verdict,
-} from './platform-response.ts';
+} from '../../platform-response.ts';
 
 const AUTH_CODES = new Set([40001, 40102, 40104, 40105]);
 const TRANSIENT_CODES = new Set([40100]);

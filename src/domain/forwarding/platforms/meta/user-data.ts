@@ -2,8 +2,58 @@
  * Meta's `user_data` for one event, and Meta's rule on which sets of keys it refuses to match
  * on. Shared by the Conversions API payload and the match quality estimate.
  */
-import type { ForwardableEvent } from './model.ts';
-import type { MetaUserDataHashes } from './platform-user-data.ts';
+import type { HashedContact } from '../../../events/user-data.ts';
+import type { ForwardableEvent } from '../platform.ts';
+
+export interface MetaUserDataHashes {
+  em?: string;
+  ph?: string;
+  fn?: string;
+  ln?: string;
+  ct?: string;
+  st?: string;
+  zp?: string;
+  country?: string;
+  external_id?: string;
+}
+
+/** Trackway's user_data fields → Meta's keys: Meta's hashes are exactly the record's own. */
+const META_KEYS = {
+  email: 'em',
+  phone: 'ph',
+  first_name: 'fn',
+  last_name: 'ln',
+  city: 'ct',
+  state: 'st',
+  zip: 'zp',
+  country: 'country',
+  external_id: 'external_id',
+} as const;
+
+/**
+ * Meta's hashes of one event's contact data: Trackway's own record hashes
+ * (src/domain/events/user-data.ts implements Meta's published rules), under Meta's key names.
+ */
+export function metaHashes(contact: HashedContact): MetaUserDataHashes {
+  return metaHashesOfRecord(contact.hashes);
+}
+
+/**
+ * Meta's hashes, read back from a stored record's `user_data`: they are the record's own hashes
+ * under Meta's names, so the store keeps them once, in the record. The record's match-key
+ * hashes (client_ip_address …) are not Meta's hashed keys and are left out.
+ */
+export function metaHashesOfRecord(
+  userData: Readonly<Record<string, string | undefined>> | null,
+): MetaUserDataHashes {
+  const meta: MetaUserDataHashes = {};
+  if (userData === null) return meta;
+  for (const [field, key] of Object.entries(META_KEYS)) {
+    const hash = userData[field];
+    if (hash !== undefined) meta[key] = hash;
+  }
+  return meta;
+}
 
 export const META_HASHED_KEYS = [
   'em',
@@ -48,8 +98,9 @@ export function metaUserData(
   forwardable: Pick<ForwardableEvent, 'hashes' | 'matchKeys'>,
 ): Record<string, string | string[]> {
   const userData: Record<string, string | string[]> = {};
+  const hashes: MetaUserDataHashes = forwardable.hashes['meta'] ?? {};
   for (const key of META_HASHED_KEYS) {
-    const hash = forwardable.hashes.meta[key];
+    const hash = hashes[key];
     if (hash !== undefined) userData[key] = [hash];
   }
   const raw = forwardable.matchKeys;

@@ -9,8 +9,6 @@
  * client id, outside the 72-hour window or with an impossible name are `skipped` with the
  * reason; params GA4 would drop are dropped here and noted for the ledger.
  */
-import type { Ga4Config } from './destination-config.ts';
-import { ga4NameProblem, platformEventName } from './event-names.ts';
 import {
   type BuildOptions,
   type BuiltBatch,
@@ -18,10 +16,20 @@ import {
   type ForwardableEvent,
   maskSecret,
   type Note,
+  outsideWindowReason,
+  type PlatformModule,
   type PlatformRequest,
   type Skip,
-} from './model.ts';
-import { MAX_EVENTS_PER_REQUEST, outsideWindowReason } from './platforms.ts';
+} from '../platform.ts';
+import type { Ga4Config } from './config.ts';
+import { ga4NameProblem } from './names.ts';
+import type { Ga4Location, Ga4UserDataHashes } from './user-data.ts';
+
+/** What the builder needs of the module (its own index.ts), passed in to avoid a cycle. */
+type Ga4 = Pick<PlatformModule, 'name' | 'windowMs' | 'eventName' | 'limits'>;
+
+const hashesOf = (f: ForwardableEvent): Ga4UserDataHashes => f.hashes['ga4'] ?? {};
+const locationOf = (f: ForwardableEvent): Ga4Location => f.location?.['ga4'] ?? {};
 
 export const GA4_MAX_PARAMS = 25;
 export const GA4_MAX_PARAM_VALUE_LENGTH = 100;
@@ -104,22 +112,23 @@ export function ga4Params(
 }
 
 function ga4UserData(forwardable: ForwardableEvent): Record<string, unknown> | undefined {
-  const hashes = forwardable.hashes.ga4;
+  const hashes = hashesOf(forwardable);
   const userData: Record<string, unknown> = {};
   if (hashes.sha256_email_address) userData['sha256_email_address'] = [hashes.sha256_email_address];
   if (hashes.sha256_phone_number) userData['sha256_phone_number'] = [hashes.sha256_phone_number];
   const address: Record<string, string> = {};
   if (hashes.sha256_first_name) address['sha256_first_name'] = hashes.sha256_first_name;
   if (hashes.sha256_last_name) address['sha256_last_name'] = hashes.sha256_last_name;
-  const location = forwardable.location?.ga4;
-  if (location?.city) address['city'] = location.city;
-  if (location?.region) address['region'] = location.region;
-  if (location?.country) address['country'] = location.country;
+  const location = locationOf(forwardable);
+  if (location.city) address['city'] = location.city;
+  if (location.region) address['region'] = location.region;
+  if (location.country) address['country'] = location.country;
   if (Object.keys(address).length > 0) userData['address'] = [address];
   return Object.keys(userData).length > 0 ? userData : undefined;
 }
 
 export function buildGa4Requests(
+  ga4: Ga4,
   events: ForwardableEvent[],
   config: Ga4Config,
   options: BuildOptions,
@@ -133,7 +142,7 @@ export function buildGa4Requests(
   >();
   for (const forwardable of events) {
     const { event } = forwardable;
-    const late = outsideWindowReason('ga4', event.timestamp, options.now);
+    const late = outsideWindowReason(ga4, forwardable, options.now);
     if (late) {
       skipped.push({ eventId: event.eventId, reason: late });
       continue;
@@ -146,7 +155,7 @@ export function buildGa4Requests(
       });
       continue;
     }
-    const name = platformEventName('ga4', event.eventName, config.event_names);
+    const name = ga4.eventName(event.eventName, config.event_names);
     if ('skipped' in name) {
       skipped.push({ eventId: event.eventId, reason: name.skipped });
       continue;
@@ -154,7 +163,7 @@ export function buildGa4Requests(
     const { params, note } = ga4Params(forwardable, name.name);
     if (note) notes.push({ eventId: event.eventId, note });
     const head: Record<string, unknown> = { client_id: clientId };
-    const userId = forwardable.hashes.ga4.user_id;
+    const userId = hashesOf(forwardable).user_id;
     if (userId !== undefined) head['user_id'] = userId;
     const userData = ga4UserData(forwardable);
     if (userData) head['user_data'] = userData;
@@ -174,7 +183,7 @@ export function buildGa4Requests(
   const path = `${debug ? '/debug' : ''}/mp/collect?measurement_id=${encodeURIComponent(config.measurement_id)}`;
   const requests: PlatformRequest[] = [];
   for (const group of groups.values()) {
-    for (const part of chunk(group.events, MAX_EVENTS_PER_REQUEST.ga4)) {
+    for (const part of chunk(group.events, ga4.limits.eventsPerRequest)) {
       requests.push({
         method: 'POST',
         path: `${path}&api_secret=${encodeURIComponent(config.api_secret)}`,

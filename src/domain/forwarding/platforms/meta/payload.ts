@@ -7,29 +7,33 @@
  * 7-day window, website events without `client_user_agent` or `event_source_url`, purchases
  * without value and currency, and user_data Meta cannot match on.
  */
-import type { MetaConfig } from './destination-config.ts';
-import { platformEventName } from './event-names.ts';
-import { metaKeysOf, metaKeysProblem, metaUserData } from './meta-user-data.ts';
 import {
   type BuildOptions,
   type BuiltBatch,
   chunk,
   type ForwardableEvent,
   maskSecret,
+  outsideWindowReason,
+  type PlatformModule,
   type PlatformRequest,
   type Skip,
-} from './model.ts';
-import { MAX_EVENTS_PER_REQUEST, outsideWindowReason } from './platforms.ts';
+} from '../platform.ts';
+import type { MetaConfig } from './config.ts';
+import { metaKeysOf, metaKeysProblem, metaUserData } from './user-data.ts';
+
+/** What the builder needs of the module (its own index.ts), passed in to avoid a cycle. */
+type Meta = Pick<PlatformModule, 'name' | 'windowMs' | 'eventName' | 'limits'>;
 
 function metaEvent(
+  meta: Meta,
   forwardable: ForwardableEvent,
   config: MetaConfig,
   now: Date,
 ): { event: Record<string, unknown> } | { skipped: string } {
   const { event, actionSource } = forwardable;
-  const late = outsideWindowReason('meta', event.timestamp, now);
+  const late = outsideWindowReason(meta, forwardable, now);
   if (late) return { skipped: late };
-  const name = platformEventName('meta', event.eventName, config.event_names);
+  const name = meta.eventName(event.eventName, config.event_names);
   if ('skipped' in name) return name;
   const userData = metaUserData(forwardable);
   if (actionSource === 'website') {
@@ -65,6 +69,7 @@ function metaEvent(
 }
 
 export function buildMetaRequests(
+  meta: Meta,
   events: ForwardableEvent[],
   config: MetaConfig,
   options: BuildOptions,
@@ -72,7 +77,7 @@ export function buildMetaRequests(
   const skipped: Skip[] = [];
   const ready: Array<{ eventId: string; body: Record<string, unknown> }> = [];
   for (const forwardable of events) {
-    const built = metaEvent(forwardable, config, options.now);
+    const built = metaEvent(meta, forwardable, config, options.now);
     if ('skipped' in built)
       skipped.push({ eventId: forwardable.event.eventId, reason: built.skipped });
     else ready.push({ eventId: forwardable.event.eventId, body: built.event });
@@ -80,7 +85,7 @@ export function buildMetaRequests(
   const testEventCode = options.test?.testEventCode ?? config.test_event_code;
   const token = encodeURIComponent(config.access_token);
   const path = `/${config.pixel_id}/events`;
-  const requests: PlatformRequest[] = chunk(ready, MAX_EVENTS_PER_REQUEST.meta).map((part) => ({
+  const requests: PlatformRequest[] = chunk(ready, meta.limits.eventsPerRequest).map((part) => ({
     method: 'POST',
     path: `${path}?access_token=${token}`,
     redactedPath: `${path}?access_token=${maskSecret(config.access_token)}`,

@@ -1,0 +1,23 @@
+/** A TikTok destination's `config` (Events API): the pixel code and its access token. */
+import { type Static, Type } from '@sinclair/typebox';
+import { type ConfigField, EventNamesSchema, TestEventCodeSchema } from '../platform.ts';
+
+export const TiktokConfigSchema = Type.Object(
+  {
+    pixel_code: Type.String({
+      pattern: '^[A-Z0-9]{1,64}$',
+      errorMessage: 'must be a TikTok pixel code',
+    }),
+    access_token: Type.String({ minLength: 1, maxLength: 1024 }),
+    test_event_code: TestEventCodeSchema,
+    event_names: EventNamesSchema,
+  },
+  { additionalProperties: false, title: 'TiktokConfig' },
+);
+export type TiktokConfig = Static<typeof TiktokConfigSchema>;
+
+export const TIKTOK_FORM: readonly ConfigField[] = [
+  { name: 'pixel_code', label: 'Pixel code', placeholder: 'C4ABCDEFGHIJ' },
+  { name: 'access_token', label: 'Access token', secret: true, placeholder: '' },
+  { name: 'test_event_code', label: 'Test event code', optional: true, placeholder: 'TEST12345' },
+];
