@@ -11,6 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { isolateRefusal } from '../domain/forwarding/batch-isolation.ts';
+import { buildForDestination } from '../domain/forwarding/consent-gate.ts';
 import type {
   BuiltBatch,
   Destination,
@@ -227,9 +228,10 @@ export class ForwardingWorker {
       d.type,
     );
     const byId = new Map(loaded.map((f) => [f.event.eventId, f]));
-    const built = platformModule(d.type).build(
-      jobs.flatMap((j) => byId.get(j.eventId) ?? []),
+    const built = buildForDestination(
+      platformModule(d.type),
       d.config,
+      jobs.flatMap((j) => byId.get(j.eventId) ?? []),
       { now: this.options.clock.now() },
     );
     return { batch, byId, built };

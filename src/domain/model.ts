@@ -1,5 +1,6 @@
 /** The records the domain works with. Times are `Date`s here; adapters choose their encoding. */
 import type { PlanName, SubscriptionStatus } from './accounts/plans.ts';
+import type { Consent } from './consent.ts';
 import type { ActionSource, RawMatchKeys } from './forwarding/match-keys.ts';
 
 export interface Account {
@@ -67,6 +68,8 @@ export interface TrackedEvent {
   actionSource?: ActionSource;
   /** The local match quality estimate, computed at ingestion (absent: computed from userData). */
   matchQuality?: MatchQuality;
+  /** The caller's consent (contract §16); null or absent when none was given. */
+  consent?: Consent | null;
   /**
    * What ingestion derived for forwarding; only the insert reads it, and reads never fill it.
    * The hashes are stored with the event; the raw keys and unhashed location are stored APART

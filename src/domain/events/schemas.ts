@@ -4,6 +4,7 @@
  */
 
 import { type Static, Type } from '@sinclair/typebox';
+import { ConsentSchema } from '../consent.ts';
 import { ForwardingEntrySchema } from '../forwarding/forwarding-record.ts';
 import {
   ACTION_SOURCES,
@@ -24,6 +25,7 @@ const TRACK_EVENT_EXAMPLE = {
   timestamp: '2026-11-24T18:42:10Z',
   url: 'https://shop.example.com/checkout/thank-you',
   action_source: 'website',
+  consent: { ad_user_data: 'granted', ad_personalization: 'granted' },
   user_data: {
     email: 'jane@example.com',
     phone: '+1 650 555 1212',
@@ -59,7 +61,7 @@ export const UserDataSchema = Type.Object(
   {
     additionalProperties: false,
     description:
-      "User attributes for matching. Every value is normalised and SHA-256-hashed before it is stored; a value that already is 64 lowercase hex characters is taken as a hash and kept as sent. The match keys (`client_ip_address`, `client_user_agent`, `fbc`, `fbp`, `ttclid`, `ttp`, `ga_client_id`) are hashed as sent in the record; their raw values are kept apart, only for forwarding, for at most 7 days after the event's `timestamp`.",
+      "User attributes for matching. Every value is normalised and SHA-256-hashed before it is stored; a value that already is 64 lowercase hex characters is taken as a hash and kept as sent. The match keys (`client_ip_address`, `client_user_agent`, `fbc`, `fbp`, `ttclid`, `ttp`, `ga_client_id`, `ga_session_id`) are hashed as sent in the record; their raw values are kept apart, only for forwarding, for at most 7 days after the event's `timestamp`.",
   },
 );
 
@@ -104,6 +106,7 @@ export const TrackEventSchema = Type.Object(
       }),
     ),
     action_source: ActionSourceSchema,
+    consent: Type.Optional(ConsentSchema),
     user_data: Type.Optional(UserDataSchema),
     timestamp: Type.Optional(
       Type.String({
@@ -286,6 +289,9 @@ export const EventRecordSchema = Type.Object(
       { description: 'As sent, else `website`.' },
     ),
     match_quality: MatchQualitySchema,
+    consent: Type.Union([ConsentSchema, Type.Null()], {
+      description: 'As sent, else null (no consent given).',
+    }),
     received_at: Type.String({ format: 'date-time' }),
     forwarding: Type.Array(ForwardingEntrySchema, {
       description:
@@ -329,6 +335,7 @@ export const EventRecordSchema = Type.Object(
             'zip',
           ],
         },
+        consent: { ad_user_data: 'granted', ad_personalization: 'granted' },
         received_at: '2026-11-24T18:42:10.412Z',
         forwarding: [
           {
@@ -361,6 +368,10 @@ export const DestinationVerdictSchema = Type.Object({
   platform: PlatformSchema,
   would_forward: Type.Boolean(),
   reason: Type.Optional(Type.String({ description: 'Why not, when `would_forward` is false.' })),
+  consent: Type.String({
+    description:
+      "What the event's `consent` means for this destination: skipped and why, or what the platform is sent (GA4's `consent`, Meta's `data_processing_options`, TikTok's `limited_data_use`).",
+  }),
   payload: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], {
     description:
       'The exact request body the destination would be sent (null when the platform would be sent nothing). The body only: credentials travel in the query or headers and are never shown.',
@@ -385,6 +396,7 @@ export const ValidateEventResponseSchema = Type.Object(
             destination_id: 'dst_4f8Kq2ZxY7mN3pLw',
             platform: meta.type,
             would_forward: true,
+            consent: 'sent as usual (Meta takes no ad_personalization signal)',
             payload: {
               data: [
                 {
@@ -405,6 +417,7 @@ export const ValidateEventResponseSchema = Type.Object(
             destination_id: 'dst_9Tc3Vb6Xn1Qw8ErY',
             platform: ga4.type,
             would_forward: false,
+            consent: 'consent {"ad_user_data":"GRANTED","ad_personalization":"GRANTED"}',
             reason: 'missing user_data.ga_client_id, which GA4 requires as client_id',
             payload: null,
           },

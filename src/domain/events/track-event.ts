@@ -103,7 +103,13 @@ export function prepareEvent(accountId: string, body: unknown, receivedAt: Date)
     customData: (input.custom_data as Record<string, unknown> | undefined) ?? null,
     customDataJson,
     actionSource,
-    matchQuality: matchQuality({ hashes: ingested.hashes ?? NO_HASHES, matchKeys }),
+    consent: input.consent ?? null,
+    matchQuality: matchQuality({
+      hashes: ingested.hashes ?? NO_HASHES,
+      matchKeys,
+      event: { url: input.url ?? null, timestamp },
+      consent: input.consent ?? null,
+    }),
     ingested,
   };
 }

@@ -8,6 +8,7 @@ import { eventRecord } from '../events/list-events.ts';
 import { newEventId } from '../ids.ts';
 import type { TrackedEvent } from '../model.ts';
 import type { ForwardStatus, PlatformGateway } from '../ports.ts';
+import { buildForDestination } from './consent-gate.ts';
 import { existingDestination } from './destinations.ts';
 import { forwardingOf, forwardingRecord } from './forwarding-record.ts';
 import type { ForwardableEvent } from './model.ts';
@@ -139,7 +140,7 @@ export async function testDestination({
   const testEventCode =
     typeof config['test_event_code'] === 'string' ? config['test_event_code'] : 'TEST_TRACKWAY';
   const adapter = platformModule(destination.type);
-  const built = adapter.build([forwardable], config, {
+  const built = buildForDestination(adapter, config, [forwardable], {
     now: ctx.clock.now(),
     test: { testEventCode },
   });

@@ -130,6 +130,7 @@ for (const kind of await testStores()) {
         platform: 'meta',
         would_forward: false,
         reason: "event_name Purchase is not in the destination's events filter",
+        consent: 'no consent given: sent as usual',
         payload: (byId.get(filtered) as Record<string, unknown>)['payload'],
       });
       const tiktok = byId.get(off) as Record<string, unknown>;

@@ -50,6 +50,7 @@ export function* forwardable(
         'e.custom_data',
         'e.action_source',
         'e.match_quality',
+        'e.consent',
         'k.match_keys',
       ])
       .$if(!lean, (q) => q.select(['e.platform_hashes', 'k.location']))

@@ -640,6 +640,10 @@ export interface components {
          *       "timestamp": "2026-11-24T18:42:10Z",
          *       "url": "https://shop.example.com/checkout/thank-you",
          *       "action_source": "website",
+         *       "consent": {
+         *         "ad_user_data": "granted",
+         *         "ad_personalization": "granted"
+         *       },
          *       "user_data": {
          *         "email": "jane@example.com",
          *         "phone": "+1 650 555 1212",
@@ -672,6 +676,15 @@ export interface components {
             currency?: string;
             /** @description Where the conversion happened (Meta's values). Default `website`. */
             action_source?: "website" | "app" | "email" | "phone_call" | "chat" | "physical_store" | "system_generated" | "other";
+            /** @description The visitor's consent, as the site's consent banner recorded it. */
+            consent?: {
+                /** @description Consent to send the user's data to ad platforms. `denied`: platforms with a consent signal (GA4) get the event with it and without any user identifier; the others skip it. */
+                ad_user_data?: "granted" | "denied";
+                /** @description Consent to ad personalisation: passed to the platforms that take it (GA4), ignored by the others. */
+                ad_personalization?: "granted" | "denied";
+                /** @description `true`: each platform's restricted-processing mode (Meta `data_processing_options: ["LDU"]`, TikTok `limited_data_use`; GA4 gets `ad_personalization: denied`); a platform without one skips the event. */
+                limited_data_use?: boolean;
+            };
             user_data?: components["schemas"]["UserData"];
             /**
              * Format: date-time
@@ -697,7 +710,7 @@ export interface components {
                 [key: string]: unknown;
             };
         };
-        /** @description User attributes for matching. Every value is normalised and SHA-256-hashed before it is stored; a value that already is 64 lowercase hex characters is taken as a hash and kept as sent. The match keys (`client_ip_address`, `client_user_agent`, `fbc`, `fbp`, `ttclid`, `ttp`, `ga_client_id`) are hashed as sent in the record; their raw values are kept apart, only for forwarding, for at most 7 days after the event's `timestamp`. */
+        /** @description User attributes for matching. Every value is normalised and SHA-256-hashed before it is stored; a value that already is 64 lowercase hex characters is taken as a hash and kept as sent. The match keys (`client_ip_address`, `client_user_agent`, `fbc`, `fbp`, `ttclid`, `ttp`, `ga_client_id`, `ga_session_id`) are hashed as sent in the record; their raw values are kept apart, only for forwarding, for at most 7 days after the event's `timestamp`. */
         UserData: {
             /** @description Email address. Normalised (trimmed, lower-cased) and SHA-256-hashed. */
             email?: string;
@@ -732,8 +745,10 @@ export interface components {
             ttclid?: string;
             /** @description TikTok cookie (`_ttp`). */
             ttp?: string;
-            /** @description GA4 `client_id` (the `_ga` cookie's id). Required to forward to GA4. */
+            /** @description GA4 `client_id`: the `_ga` cookie's id (`<random>.<seconds>`; a whole cookie value `GA1.1.<random>.<seconds>` is reduced to it). Required to forward to GA4. */
             ga_client_id?: string;
+            /** @description GA4 session id: the session number from the `_ga_<container>` cookie. Sent as `session_id` (with `engagement_time_msec`), so GA4 attributes the event to the visit. */
+            ga_session_id?: string;
         };
         /**
          * @example {
@@ -761,6 +776,10 @@ export interface components {
          *           "timestamp": "2026-11-24T18:42:10Z",
          *           "url": "https://shop.example.com/checkout/thank-you",
          *           "action_source": "website",
+         *           "consent": {
+         *             "ad_user_data": "granted",
+         *             "ad_personalization": "granted"
+         *           },
          *           "user_data": {
          *             "email": "jane@example.com",
          *             "phone": "+1 650 555 1212",
@@ -874,6 +893,10 @@ export interface components {
          *           "zip"
          *         ]
          *       },
+         *       "consent": {
+         *         "ad_user_data": "granted",
+         *         "ad_personalization": "granted"
+         *       },
          *       "received_at": "2026-11-24T18:42:10.412Z",
          *       "forwarding": [
          *         {
@@ -920,6 +943,15 @@ export interface components {
                 /** @description The match keys absent, strongest first: what would raise the score most. */
                 missing: string[];
             };
+            /** @description As sent, else null (no consent given). */
+            consent: {
+                /** @description Consent to send the user's data to ad platforms. `denied`: platforms with a consent signal (GA4) get the event with it and without any user identifier; the others skip it. */
+                ad_user_data?: "granted" | "denied";
+                /** @description Consent to ad personalisation: passed to the platforms that take it (GA4), ignored by the others. */
+                ad_personalization?: "granted" | "denied";
+                /** @description `true`: each platform's restricted-processing mode (Meta `data_processing_options: ["LDU"]`, TikTok `limited_data_use`; GA4 gets `ad_personalization: denied`); a platform without one skips the event. */
+                limited_data_use?: boolean;
+            } | null;
             /** Format: date-time */
             received_at: string;
             /** @description One entry per destination the event is forwarded to: its outcome, attempts and last error. */
@@ -1330,6 +1362,8 @@ export interface components {
                 would_forward: boolean;
                 /** @description Why not, when `would_forward` is false. */
                 reason?: string;
+                /** @description What the event's `consent` means for this destination: skipped and why, or what the platform is sent (GA4's `consent`, Meta's `data_processing_options`, TikTok's `limited_data_use`). */
+                consent: string;
                 /** @description The exact request body the destination would be sent (null when the platform would be sent nothing). The body only: credentials travel in the query or headers and are never shown. */
                 payload: {
                     [key: string]: unknown;
@@ -1487,6 +1521,8 @@ export interface components {
                 event_names?: {
                     [key: string]: string;
                 };
+                /** @description Forward only events whose `consent.ad_user_data` is `granted`; the others are `skipped`. */
+                require_consent?: boolean;
             };
         } | {
             /** @constant */
@@ -1499,6 +1535,8 @@ export interface components {
                 event_names?: {
                     [key: string]: string;
                 };
+                /** @description Forward only events whose `consent.ad_user_data` is `granted`; the others are `skipped`. */
+                require_consent?: boolean;
             };
         } | {
             /** @constant */
@@ -1513,6 +1551,8 @@ export interface components {
                 event_names?: {
                     [key: string]: string;
                 };
+                /** @description Forward only events whose `consent.ad_user_data` is `granted`; the others are `skipped`. */
+                require_consent?: boolean;
             };
         });
         CreateDestinationResponse: {
@@ -1611,6 +1651,15 @@ export interface components {
                 /** @description The match keys absent, strongest first: what would raise the score most. */
                 missing: string[];
             };
+            /** @description As sent, else null (no consent given). */
+            consent: {
+                /** @description Consent to send the user's data to ad platforms. `denied`: platforms with a consent signal (GA4) get the event with it and without any user identifier; the others skip it. */
+                ad_user_data?: "granted" | "denied";
+                /** @description Consent to ad personalisation: passed to the platforms that take it (GA4), ignored by the others. */
+                ad_personalization?: "granted" | "denied";
+                /** @description `true`: each platform's restricted-processing mode (Meta `data_processing_options: ["LDU"]`, TikTok `limited_data_use`; GA4 gets `ad_personalization: denied`); a platform without one skips the event. */
+                limited_data_use?: boolean;
+            } | null;
             /** Format: date-time */
             received_at: string;
             forwarding: {
@@ -1881,6 +1930,10 @@ export interface operations {
                  *       "timestamp": "2026-11-24T18:42:10Z",
                  *       "url": "https://shop.example.com/checkout/thank-you",
                  *       "action_source": "website",
+                 *       "consent": {
+                 *         "ad_user_data": "granted",
+                 *         "ad_personalization": "granted"
+                 *       },
                  *       "user_data": {
                  *         "email": "jane@example.com",
                  *         "phone": "+1 650 555 1212",
@@ -1953,6 +2006,10 @@ export interface operations {
                  *           "timestamp": "2026-11-24T18:42:10Z",
                  *           "url": "https://shop.example.com/checkout/thank-you",
                  *           "action_source": "website",
+                 *           "consent": {
+                 *             "ad_user_data": "granted",
+                 *             "ad_personalization": "granted"
+                 *           },
                  *           "user_data": {
                  *             "email": "jane@example.com",
                  *             "phone": "+1 650 555 1212",
@@ -2045,6 +2102,10 @@ export interface operations {
                  *       "timestamp": "2026-11-24T18:42:10Z",
                  *       "url": "https://shop.example.com/checkout/thank-you",
                  *       "action_source": "website",
+                 *       "consent": {
+                 *         "ad_user_data": "granted",
+                 *         "ad_personalization": "granted"
+                 *       },
                  *       "user_data": {
                  *         "email": "jane@example.com",
                  *         "phone": "+1 650 555 1212",
@@ -2117,6 +2178,10 @@ export interface operations {
                      *             "zip"
                      *           ]
                      *         },
+                     *         "consent": {
+                     *           "ad_user_data": "granted",
+                     *           "ad_personalization": "granted"
+                     *         },
                      *         "received_at": "2026-11-24T18:42:10.412Z",
                      *         "forwarding": []
                      *       },
@@ -2125,6 +2190,7 @@ export interface operations {
                      *           "destination_id": "dst_4f8Kq2ZxY7mN3pLw",
                      *           "platform": "meta",
                      *           "would_forward": true,
+                     *           "consent": "sent as usual (Meta takes no ad_personalization signal)",
                      *           "payload": {
                      *             "data": [
                      *               {
@@ -2152,6 +2218,7 @@ export interface operations {
                      *           "destination_id": "dst_9Tc3Vb6Xn1Qw8ErY",
                      *           "platform": "ga4",
                      *           "would_forward": false,
+                     *           "consent": "consent {\"ad_user_data\":\"GRANTED\",\"ad_personalization\":\"GRANTED\"}",
                      *           "reason": "missing user_data.ga_client_id, which GA4 requires as client_id",
                      *           "payload": null
                      *         }

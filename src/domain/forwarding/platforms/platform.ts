@@ -7,6 +7,7 @@
  * This file imports nothing that imports the registry: a platform's module may import it.
  */
 import { type TObject, Type } from '@sinclair/typebox';
+import type { Consent } from '../../consent.ts';
 import { type HashedContact, isSha256Hex, type UserData } from '../../events/user-data.ts';
 import type { PlatformHashes, PlatformLocation, TrackedEvent } from '../../model.ts';
 import type { ActionSource, RawMatchKeys } from '../match-keys.ts';
@@ -139,6 +140,18 @@ export interface PlatformModule {
   subRequest?(request: PlatformRequest, start: number, end: number): PlatformRequest;
   /** The keys of a success's receipt that `event.forwarded` carries as `platform_response`. */
   readonly receiptKeys: readonly string[];
+  /** What the platform can do with an event's consent (contract §16); `build` maps it. */
+  readonly consent: {
+    /**
+     * The platform takes an `ad_user_data` signal (GA4): a denied event goes out with it and
+     * without any user identifier. Without one, a denied event is `skipped`.
+     */
+    readonly signal: boolean;
+    /** The platform has a restricted-processing mode for `limited_data_use` (else `skipped`). */
+    readonly limitedDataUse: boolean;
+    /** What the event's consent becomes in the payload, in words (`/v1/track/validate`). */
+    describe(consent: Consent): string;
+  };
 }
 
 /** Appends a path (which may hold a query) to a base URL that may itself end in a path. */
@@ -205,6 +218,17 @@ export const EventNamesSchema = Type.Optional(
         'Overrides of the default event name mapping: `{"<our name>": "<platform name>"}`.',
     },
   ),
+);
+
+/**
+ * `config.require_consent`, which every type takes: events without `ad_user_data: "granted"` are
+ * then `skipped` for this destination (contract §16).
+ */
+export const RequireConsentSchema = Type.Optional(
+  Type.Boolean({
+    description:
+      'Forward only events whose `consent.ad_user_data` is `granted`; the others are `skipped`.',
+  }),
 );
 
 /** `config.test_event_code`, for the platforms whose test mode is a code. */

@@ -1,12 +1,13 @@
 /** A GA4 destination's `config` (Measurement Protocol): the web stream and its API secret. */
 import { type Static, Type } from '@sinclair/typebox';
-import { type ConfigField, EventNamesSchema } from '../platform.ts';
+import { type ConfigField, EventNamesSchema, RequireConsentSchema } from '../platform.ts';
 
 export const Ga4ConfigSchema = Type.Object(
   {
     measurement_id: Type.String({ pattern: '^G-[A-Z0-9]{1,32}$', errorMessage: 'must be G-…' }),
     api_secret: Type.String({ minLength: 1, maxLength: 256 }),
     event_names: EventNamesSchema,
+    require_consent: RequireConsentSchema,
   },
   { additionalProperties: false, title: 'Ga4Config' },
 );

@@ -5,7 +5,7 @@
 import { HOUR_MS, type PlatformModule } from '../platform.ts';
 import { GA4_FORM, type Ga4Config, Ga4ConfigSchema } from './config.ts';
 import { GA4_NAMES, ga4EventName } from './names.ts';
-import { buildGa4Requests } from './payload.ts';
+import { buildGa4Requests, ga4Consent } from './payload.ts';
 import { classifyGa4Answer } from './response.ts';
 import { ga4UserDataHashes } from './user-data.ts';
 
@@ -43,4 +43,16 @@ export const ga4: PlatformModule = {
   classify: classifyGa4Answer,
   // GA4 never refuses one event of a request (it answers 2xx to anything): no bisection.
   receiptKeys: [],
+  consent: {
+    // GA4 takes Consent Mode's signals; limited data use becomes ad_personalization denied.
+    signal: true,
+    limitedDataUse: true,
+    describe: (consent) => {
+      const sent = ga4Consent(consent);
+      const signal = sent ? `consent ${JSON.stringify(sent)}` : 'no consent signal';
+      return consent.ad_user_data === 'denied'
+        ? `${signal}; no user identifier sent (client_id only)`
+        : signal;
+    },
+  },
 };

@@ -34,8 +34,8 @@ describe('event name mapping', () => {
         { name: 'add_payment_info' },
         { name: 'AddPaymentInfo' },
       ],
-      ['Purchase', { name: 'Purchase' }, { name: 'purchase' }, { name: 'CompletePayment' }],
-      ['Lead', { name: 'Lead' }, { name: 'generate_lead' }, { name: 'SubmitForm' }],
+      ['Purchase', { name: 'Purchase' }, { name: 'purchase' }, { name: 'Purchase' }],
+      ['Lead', { name: 'Lead' }, { name: 'generate_lead' }, { name: 'Lead' }],
       [
         'CompleteRegistration',
         { name: 'CompleteRegistration' },

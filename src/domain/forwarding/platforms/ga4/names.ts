@@ -17,33 +17,46 @@ export const GA4_NAMES: Readonly<Record<string, string>> = {
 };
 
 /**
- * Names the Measurement Protocol reserves (protocol/ga4/reference#reserved_names); events
- * sent under them are dropped. `page_view` is not among them (it is only reserved for events
+ * Names the Measurement Protocol reserves (protocol/ga4/reference#reserved_names, the list as
+ * of 2026-11-26); events sent under them are dropped. `page_view` is not among them (it is only reserved for events
  * created in the GA4 interface), which is why PageView may map to it.
  */
 const GA4_RESERVED_NAMES = new Set([
   'ad_activeview',
   'ad_click',
   'ad_exposure',
-  'ad_impression',
   'ad_query',
+  'ad_reward',
   'adunit_exposure',
   'app_clear_data',
+  'app_exception',
   'app_install',
-  'app_update',
   'app_remove',
+  'app_store_refund',
+  'app_update',
+  'app_upgrade',
+  'dynamic_link_app_open',
+  'dynamic_link_app_update',
+  'dynamic_link_first_open',
   'error',
+  'firebase_campaign',
+  'firebase_in_app_message_action',
+  'firebase_in_app_message_dismiss',
+  'firebase_in_app_message_impression',
   'first_open',
   'first_visit',
-  'in_app_purchase',
   'notification_dismiss',
   'notification_foreground',
   'notification_open',
   'notification_receive',
+  'notification_send',
   'os_update',
-  'screen_view',
   'session_start',
   'user_engagement',
+  // Only allowed for app streams; a destination here is a web stream.
+  'ad_impression',
+  'in_app_purchase',
+  'screen_view',
 ]);
 export const GA4_RESERVED_PREFIXES = ['_', 'firebase_', 'ga_', 'google_', 'gtag.'];
 export const GA4_MAX_NAME_LENGTH = 40;

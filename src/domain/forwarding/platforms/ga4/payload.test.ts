@@ -73,6 +73,8 @@ describe('GA4 Measurement Protocol payload', () => {
           },
         ],
       },
+      ip_override: '203.0.113.7',
+      user_agent: UA,
       timestamp_micros: micros,
       events: [
         {
@@ -161,7 +163,8 @@ describe('GA4 Measurement Protocol payload', () => {
         note:
           'dropped params: nested (object), tags (array), nothing (null), bad-name (name must start with a letter and hold only letters, digits and _), value (set by Trackway); ' +
           'truncated to 100 characters: long_text; ' +
-          "dropped over GA4's 25-param limit: extra_18, extra_19, extra_20, extra_21, extra_22, extra_23, extra_24, extra_25, extra_26, extra_27, extra_28, extra_29",
+          "dropped over GA4's 25-param limit: extra_18, extra_19, extra_20, extra_21, extra_22, extra_23, extra_24, extra_25, extra_26, extra_27, extra_28, extra_29; " +
+          'user_data not sent: GA4 takes it only with a user_id (no external_id)',
       },
     ]);
     const answer = await send(ga4.origin, request);

@@ -1,6 +1,11 @@
 /** A Meta destination's `config` (Conversions API): the pixel (dataset) and its access token. */
 import { type Static, Type } from '@sinclair/typebox';
-import { type ConfigField, EventNamesSchema, TestEventCodeSchema } from '../platform.ts';
+import {
+  type ConfigField,
+  EventNamesSchema,
+  RequireConsentSchema,
+  TestEventCodeSchema,
+} from '../platform.ts';
 
 export const MetaConfigSchema = Type.Object(
   {
@@ -8,6 +13,7 @@ export const MetaConfigSchema = Type.Object(
     access_token: Type.String({ minLength: 1, maxLength: 1024 }),
     test_event_code: TestEventCodeSchema,
     event_names: EventNamesSchema,
+    require_consent: RequireConsentSchema,
   },
   { additionalProperties: false, title: 'MetaConfig' },
 );

@@ -27,8 +27,9 @@ export const meta: PlatformModule = {
   },
   // Meta: at most 1,000 events in `data`; no maximum body size is documented.
   limits: { eventsPerRequest: 1_000, bytesPerRequest: null },
-  // Meta refuses events older than 7 days, and one stale event fails its whole request.
-  windowMs: () => 7 * DAY_MS,
+  // Meta refuses events older than 7 days, and one stale event fails its whole request;
+  // physical_store events may be 62 days old (conversions-api/using-the-api).
+  windowMs: (actionSource) => (actionSource === 'physical_store' ? 62 : 7) * DAY_MS,
   // Our standard names are Meta's standard events.
   defaultNames: {},
   eventName: (eventName, overrides) => ({ name: overrides?.[eventName] ?? eventName }),
@@ -41,4 +42,13 @@ export const meta: PlatformModule = {
   // Meta rejects a whole request for one invalid event: a refusal is bisected.
   subRequest: dataSubRequest,
   receiptKeys: ['fbtrace_id', 'events_received'],
+  consent: {
+    // Meta takes no consent signal: an event without consent to send user data is not sent.
+    signal: false,
+    limitedDataUse: true,
+    describe: (consent) =>
+      consent.limited_data_use === true
+        ? 'data_processing_options ["LDU"], country 0 and state 0 (Meta geolocates)'
+        : 'sent as usual (Meta takes no ad_personalization signal)',
+  },
 };

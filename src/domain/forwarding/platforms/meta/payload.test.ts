@@ -42,8 +42,10 @@ describe('Meta Conversions API payload', () => {
     assert.deepEqual(built.skipped, []);
     assert.equal(built.requests.length, 1);
     const request = built.requests[0]!;
-    assert.equal(request.path, `/${meta.pixelId}/events?access_token=${meta.accessToken}`);
-    assert.equal(request.redactedPath, `/${meta.pixelId}/events?access_token=****0001`);
+    // The token in a header, never in the URL (which proxies and servers log).
+    assert.equal(request.path, `/${meta.pixelId}/events`);
+    assert.equal(request.redactedPath, `/${meta.pixelId}/events`);
+    assert.equal(request.headers['authorization'], `Bearer ${meta.accessToken}`);
     assert.deepEqual(request.body, {
       data: [
         {

@@ -95,7 +95,7 @@ export function metaKeysProblem(keys: ReadonlySet<MetaMatchKey>): string | null 
  * list<string>"; the SDK sends lists), the four identifiers Meta must get unhashed as strings.
  */
 export function metaUserData(
-  forwardable: Pick<ForwardableEvent, 'hashes' | 'matchKeys'>,
+  forwardable: Pick<ForwardableEvent, 'hashes' | 'matchKeys'> & { event?: ClickSource },
 ): Record<string, string | string[]> {
   const userData: Record<string, string | string[]> = {};
   const hashes: MetaUserDataHashes = forwardable.hashes['meta'] ?? {};
@@ -106,9 +106,34 @@ export function metaUserData(
   const raw = forwardable.matchKeys;
   if (raw?.clientIpAddress !== undefined) userData['client_ip_address'] = raw.clientIpAddress;
   if (raw?.clientUserAgent !== undefined) userData['client_user_agent'] = raw.clientUserAgent;
-  if (raw?.fbc !== undefined) userData['fbc'] = raw.fbc;
+  const fbc = raw?.fbc ?? (forwardable.event ? fbcFromUrl(forwardable.event) : undefined);
+  if (fbc !== undefined) userData['fbc'] = fbc;
   if (raw?.fbp !== undefined) userData['fbp'] = raw.fbp;
   return userData;
+}
+
+/** What an fbc can be made from: the landing page's URL and the event's time. */
+export interface ClickSource {
+  url: string | null;
+  timestamp: Date;
+}
+
+/**
+ * Meta's click id cookie made from an `fbclid` in the page URL, for an event that carries no
+ * `fbc` (developers.facebook.com/docs/marketing-api/conversions-api/parameters/fbp-and-fbc:
+ * `fb.1.<creation time in ms>.<fbclid>`, the fbclid unmodified: it is case-sensitive). The
+ * creation time is the event's: the click that brought the visitor was no later.
+ */
+export function fbcFromUrl(source: ClickSource): string | undefined {
+  const url = source.url;
+  if (url === null || !url.includes('fbclid=')) return undefined;
+  let fbclid: string | null;
+  try {
+    fbclid = new URL(url).searchParams.get('fbclid');
+  } catch {
+    return undefined;
+  }
+  return fbclid ? `fb.1.${source.timestamp.getTime()}.${fbclid}` : undefined;
 }
 
 export function metaKeysOf(userData: Record<string, unknown>): Set<MetaMatchKey> {

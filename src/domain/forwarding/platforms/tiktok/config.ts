@@ -1,6 +1,11 @@
 /** A TikTok destination's `config` (Events API): the pixel code and its access token. */
 import { type Static, Type } from '@sinclair/typebox';
-import { type ConfigField, EventNamesSchema, TestEventCodeSchema } from '../platform.ts';
+import {
+  type ConfigField,
+  EventNamesSchema,
+  RequireConsentSchema,
+  TestEventCodeSchema,
+} from '../platform.ts';
 
 export const TiktokConfigSchema = Type.Object(
   {
@@ -11,6 +16,7 @@ export const TiktokConfigSchema = Type.Object(
     access_token: Type.String({ minLength: 1, maxLength: 1024 }),
     test_event_code: TestEventCodeSchema,
     event_names: EventNamesSchema,
+    require_consent: RequireConsentSchema,
   },
   { additionalProperties: false, title: 'TiktokConfig' },
 );

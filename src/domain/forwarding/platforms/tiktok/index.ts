@@ -10,12 +10,20 @@ import { tiktokUserDataHashes } from './user-data.ts';
 
 /**
  * Our standard names → TikTok's standard events (ads.tiktok.com/help/article/
- * standard-events-parameters); the others are TikTok's names already.
+ * supported-standard-events): TikTok now lists `Purchase` and `Lead` themselves (they replace
+ * `CompletePayment` and `SubmitForm`), so all ten of ours are TikTok's names as they are.
  */
 const TIKTOK_NAMES: Readonly<Record<string, string>> = {
-  // TikTok: CompletePayment "when placing an order and making a payment are the same".
-  Purchase: 'CompletePayment',
-  Lead: 'SubmitForm',
+  PageView: 'PageView',
+  ViewContent: 'ViewContent',
+  AddToCart: 'AddToCart',
+  InitiateCheckout: 'InitiateCheckout',
+  AddPaymentInfo: 'AddPaymentInfo',
+  Purchase: 'Purchase',
+  Lead: 'Lead',
+  CompleteRegistration: 'CompleteRegistration',
+  Search: 'Search',
+  Subscribe: 'Subscribe',
 };
 
 export const tiktok: PlatformModule = {
@@ -56,4 +64,13 @@ export const tiktok: PlatformModule = {
   // TikTok is reported to refuse a whole request for one bad event, as Meta does: bisected.
   subRequest: dataSubRequest,
   receiptKeys: ['request_id', 'code'],
+  consent: {
+    // TikTok takes no consent signal: an event without consent to send user data is not sent.
+    signal: false,
+    limitedDataUse: true,
+    describe: (consent) =>
+      consent.limited_data_use === true
+        ? 'limited_data_use: true'
+        : 'sent as usual (TikTok takes no ad_personalization signal)',
+  },
 };

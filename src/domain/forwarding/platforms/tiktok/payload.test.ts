@@ -66,7 +66,7 @@ describe('TikTok Events API payload', () => {
       event_source_id: tiktok.pixelCode,
       data: [
         {
-          event: 'CompletePayment',
+          event: 'Purchase',
           event_time: Math.floor(event.event.timestamp.getTime() / 1000),
           event_id: event.event.eventId,
           user: {
@@ -114,7 +114,7 @@ describe('TikTok Events API payload', () => {
     assert.equal(body['test_event_code'], 'TEST42');
     assert.deepEqual(
       (body['data'] as Array<{ event: string }>).map((e) => e.event),
-      ['SubmitForm', 'PlaceAnOrder'],
+      ['Lead', 'PlaceAnOrder'],
     );
   });
 

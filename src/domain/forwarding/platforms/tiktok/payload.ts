@@ -23,6 +23,16 @@ import type { TiktokLocation } from './user-data.ts';
 /** What the builder needs of the module (its own index.ts), passed in to avoid a cycle. */
 type Tiktok = Pick<PlatformModule, 'name' | 'windowMs' | 'eventName' | 'limits'>;
 
+/** A query parameter of a URL, or undefined (also when the URL cannot be parsed). */
+export function queryParam(url: string | null, name: string): string | undefined {
+  if (url === null || !url.includes(`${name}=`)) return undefined;
+  try {
+    return new URL(url).searchParams.get(name) || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function tiktokUser(forwardable: ForwardableEvent): Record<string, string> {
   const user: Record<string, string> = { ...forwardable.hashes['tiktok'] };
   const location: TiktokLocation = forwardable.location?.['tiktok'] ?? {};
@@ -32,7 +42,10 @@ function tiktokUser(forwardable: ForwardableEvent): Record<string, string> {
   const raw = forwardable.matchKeys;
   if (raw?.clientIpAddress !== undefined) user['ip'] = raw.clientIpAddress;
   if (raw?.clientUserAgent !== undefined) user['user_agent'] = raw.clientUserAgent;
-  if (raw?.ttclid !== undefined) user['ttclid'] = raw.ttclid;
+  // The click id from the landing page's URL when the event carries none (TikTok appends
+  // `ttclid` to the ad's link; Segment's TikTok destination reads it the same way).
+  const ttclid = raw?.ttclid ?? queryParam(forwardable.event.url, 'ttclid');
+  if (ttclid !== undefined) user['ttclid'] = ttclid;
   if (raw?.ttp !== undefined) user['ttp'] = raw.ttp;
   return user;
 }
@@ -73,6 +86,9 @@ export function buildTiktokRequests(
     };
     if (Object.keys(page).length > 0) data['page'] = page;
     if (Object.keys(properties).length > 0) data['properties'] = properties;
+    // TikTok's restricted processing: per event, default false.
+    const ldu = event.consent?.limited_data_use;
+    if (ldu !== undefined) data['limited_data_use'] = ldu;
     ready.push({ eventId: event.eventId, body: data });
   }
   const testEventCode = options.test?.testEventCode ?? config.test_event_code;
