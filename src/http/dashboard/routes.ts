@@ -189,6 +189,8 @@ export function registerScreens(
         request.body,
         fields.map((f) => f.name),
       );
+      // Every type's config takes require_consent (contract §16): a checkbox on every form.
+      if (one(request.body, 'require_consent') === 'true') config['require_consent'] = true;
       const name = one(request.body, 'name')?.trim();
       const body = validCreateDestination({ type, config, ...(name && { name }) });
       await createDestination({ ctx, pixelId, input: body });

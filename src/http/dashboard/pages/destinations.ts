@@ -45,6 +45,7 @@ function createForm(pixelId: string, type: Platform): Html {
     (f) =>
       html`<div class="field"><label for="${id(f.name)}">${f.label}${f.optional ? html` <span class="hint">(optional)</span>` : ''}</label><input id="${id(f.name)}" name="${f.name}" type="${f.secret ? 'password' : 'text'}" autocomplete="off"${f.optional ? '' : html` required`}${f.placeholder ? html` placeholder="${f.placeholder}"` : ''}></div>`,
   )}
+  <div class="field"><label><input type="checkbox" name="require_consent" value="true"> Only events with consent to ad user data (<code>consent.ad_user_data: "granted"</code>)</label></div>
   <button type="submit">Add ${label} destination</button>
 </form>`;
 }
