@@ -164,4 +164,20 @@ describe('match quality computed once per combination of keys (issue 21)', () =>
     assert.ok(Object.isFrozen(matchQuality(event)));
     assert.ok(Object.isFrozen(matchQuality(event).keys));
   });
+
+  it('counts an fbc made from the URL’s fbclid, and scores 0 when ad_user_data is denied', () => {
+    const event = forwardable({ userData: { email: 'a@example.com' }, matchKeys: null });
+    const plain = matchQuality(event);
+    assert.ok(!plain.keys.includes('fbc'));
+    const clicked = matchQuality({
+      ...event,
+      event: { url: 'https://shop.example/?fbclid=IwAR1abc', timestamp: new Date() },
+    });
+    assert.ok(clicked.keys.includes('fbc'));
+    assert.equal(clicked.score, plain.score + 1.5);
+    const denied = matchQuality({ ...event, consent: { ad_user_data: 'denied' } });
+    assert.equal(denied.score, 0);
+    assert.deepEqual(denied.keys, plain.keys, 'the keys present are still listed');
+    assert.equal(matchQuality({ ...event, consent: { ad_user_data: 'granted' } }), plain);
+  });
 });
