@@ -10,7 +10,7 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { USER_DATA_FIELDS } from '../domain/events/user-data.ts';
 import { MATCH_KEY_FIELDS } from '../domain/forwarding/match-keys.ts';
-import { PLATFORMS } from '../domain/forwarding/platforms.ts';
+import { PLATFORMS } from '../domain/forwarding/platforms/registry.ts';
 import type { DestinationBacklog, OutboxBacklog } from '../domain/ports.ts';
 
 /** The queues whose backlog is measured: webhook deliveries now, forwarding batches later. */

@@ -2,13 +2,15 @@ import { type Context, trackingLookup } from '../context.ts';
 import { invalidField, pixelNotFound, TrackwayError } from '../errors.ts';
 import { matchKeyHashes, splitMatchKeys } from '../forwarding/match-keys.ts';
 import { matchQuality } from '../forwarding/match-quality.ts';
-import {
-  type PlatformHashes,
-  type PlatformLocation,
-  platformUserData,
-} from '../forwarding/platform-user-data.ts';
+import { hasLocation, platformUserData } from '../forwarding/platform-user-data.ts';
 import { newEventId } from '../ids.ts';
-import type { IngestedMatchData, Pixel, TrackedEvent, WebhookEvent } from '../model.ts';
+import type {
+  IngestedMatchData,
+  Pixel,
+  PlatformHashes,
+  TrackedEvent,
+  WebhookEvent,
+} from '../model.ts';
 import type { InsertOutcome } from '../ports.ts';
 import { compileValidator } from '../validation.ts';
 import { type TrackEventResponse, TrackEventSchema } from './schemas.ts';
@@ -132,7 +134,13 @@ function prepareChecked(
     customData: (input.custom_data as Record<string, unknown> | undefined) ?? null,
     customDataJson,
     actionSource,
-    matchQuality: matchQuality({ hashes: ingested.hashes ?? NO_HASHES, matchKeys }),
+    consent: input.consent ?? null,
+    matchQuality: matchQuality({
+      hashes: ingested.hashes ?? NO_HASHES,
+      matchKeys,
+      event: { url: input.url ?? null, timestamp },
+      consent: input.consent ?? null,
+    }),
     ingested,
   };
   if (dropped.length > 0) {
@@ -150,11 +158,7 @@ export function eventWarnings(event: TrackedEvent): string[] {
   return warnings;
 }
 
-const NO_HASHES: PlatformHashes = { meta: {}, ga4: {}, tiktok: {} };
-
-function hasLocation(location: PlatformLocation): boolean {
-  return Object.keys(location.ga4).length > 0 || Object.keys(location.tiktok).length > 0;
-}
+const NO_HASHES: PlatformHashes = {};
 
 /** The `event.tracked` webhook: exactly the five fields the spec names. */
 export function eventTracked(event: TrackedEvent): WebhookEvent {

@@ -54,9 +54,9 @@ describe('dropUnusableUserData (contract §19)', () => {
     assert.deepEqual(Object.keys(event.userData ?? {}), ['email']);
     assert.deepEqual(event.dropped, ['user_data.phone']);
     assert.deepEqual(event.warnings, ['user_data.phone dropped: must be in E.164 format']);
-    assert.equal(event.ingested?.hashes?.meta.ph, undefined);
-    assert.equal(event.ingested?.hashes?.ga4.sha256_phone_number, undefined);
-    assert.equal(event.ingested?.hashes?.tiktok.phone, undefined);
+    assert.equal(event.ingested?.hashes?.meta?.ph, undefined);
+    assert.equal(event.ingested?.hashes?.ga4?.sha256_phone_number, undefined);
+    assert.equal(event.ingested?.hashes?.tiktok?.phone, undefined);
     const clean = prepareEvent('acc_1', body({ email: 'a@b.co' }), at);
     assert.equal(clean.dropped, undefined);
   });

@@ -25,6 +25,7 @@ export const CSV_COLUMNS = [
   'user_data',
   'action_source',
   'match_quality',
+  'consent',
   'received_at',
   'dropped',
 ] as const;

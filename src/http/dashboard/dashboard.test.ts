@@ -142,6 +142,20 @@ for (const kind of await testStores()) {
       ).json().destinations;
       assert.equal(dst.type, 'meta');
       assert.equal(dst.config.pixel_id, meta.pixelId);
+      assert.equal(dst.config.require_consent, undefined);
+      assert.match(empty.body, /name="require_consent" value="true"/);
+      const strictPixel = await h.pixel(acme);
+      const strict = await post(cookie, `/dashboard/pixels/${strictPixel}/destinations`, {
+        type: 'ga4',
+        measurement_id: 'G-TEST123',
+        api_secret: 'secret',
+        require_consent: 'true',
+      });
+      assert.equal(strict.statusCode, 303, strict.body);
+      const [strictDst] = (
+        await h.request(acme, { method: 'GET', url: `/v1/pixels/${strictPixel}/destinations` })
+      ).json().destinations;
+      assert.equal(strictDst.config.require_consent, true);
       const listed = await get(cookie, String(ok.headers.location));
       assert.match(listed.body, /Destination added/);
       assert.match(listed.body, /My Meta/);
@@ -361,6 +375,7 @@ for (const kind of await testStores()) {
         event_id: 'lead-dash',
         timestamp: new Date().toISOString(),
         url: 'https://shop.example/checkout',
+        consent: { ad_user_data: 'granted', limited_data_use: true },
         user_data: { email: 'jane@example.com', client_user_agent: 'Mozilla/5.0 (test)' },
       });
       assert.equal(tracked.statusCode, 200, tracked.body);
@@ -371,6 +386,9 @@ for (const kind of await testStores()) {
       const pending = await get(cookie, url);
       assert.equal(pending.statusCode, 200);
       assert.match(pending.body, /Match quality/);
+      assert.match(pending.body, /<h2 id="consent-h">Consent<\/h2>/);
+      assert.match(pending.body, /<dt>ad_user_data<\/dt><dd>granted<\/dd>/);
+      assert.match(pending.body, /<dt>limited_data_use<\/dt><dd>true<\/dd>/);
       assert.match(pending.body, /class="score">\d+\.\d \/ 10</);
       assert.match(pending.body, /<code>em<\/code>|<code>email<\/code>/);
       assert.ok(pending.body.includes(dst));

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type Harness, startHarness, type TestAccount, testStores } from '../../../test/harness.ts';
-import { PLATFORM_ADAPTERS } from '../../domain/forwarding/platform-adapters.ts';
+import { PLATFORM_MODULES as PLATFORM_ADAPTERS } from '../../domain/forwarding/platforms/registry.ts';
 
 const META = { pixel_id: '123456789012345', access_token: 'EAABsecret-token-wxyz' };
 const GA4 = { measurement_id: 'G-ABC123', api_secret: 'ga4-secret-qrst' };
@@ -130,6 +130,7 @@ for (const kind of await testStores()) {
         platform: 'meta',
         would_forward: false,
         reason: "event_name Purchase is not in the destination's events filter",
+        consent: 'no consent given: sent as usual',
         payload: (byId.get(filtered) as Record<string, unknown>)['payload'],
       });
       const tiktok = byId.get(off) as Record<string, unknown>;

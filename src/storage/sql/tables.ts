@@ -65,6 +65,8 @@ export interface EventsTable {
   platform_hashes: Stored | null;
   match_quality: Stored | null;
   dropped: Stored | null;
+  /** Contract §16, migration 016: the caller's consent, JSON; null when none was given. */
+  consent: Stored | null;
 }
 
 /** Raw match keys kept apart from the record until `expires_at` (contract §11, migration 010). */

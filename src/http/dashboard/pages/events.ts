@@ -94,6 +94,18 @@ export async function eventBody(ctx: Context, pixelId: string, eventId: string):
 </dl>
 <p class="hint">A local estimate from the keys the event carries, not Meta's Event Match Quality.</p>
 </section>
+<section aria-labelledby="consent-h">
+<h2 id="consent-h">Consent</h2>
+${
+  e.consent === null
+    ? html`<p class="consent">None given: forwarded as the destinations' settings allow.</p>`
+    : html`<dl class="facts consent">
+  <dt>ad_user_data</dt><dd>${e.consent.ad_user_data ?? '—'}</dd>
+  <dt>ad_personalization</dt><dd>${e.consent.ad_personalization ?? '—'}</dd>
+  <dt>limited_data_use</dt><dd>${e.consent.limited_data_use === undefined ? '—' : String(e.consent.limited_data_use)}</dd>
+</dl>`
+}
+</section>
 <section aria-labelledby="fwd-h">
 <h2 id="fwd-h">Forwarding</h2>
 ${

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { forwardable, UA } from '../../../test/platforms/forwardable.ts';
-import { type MetaServer, startMetaServer } from '../../../test/platforms/meta-server.ts';
-import { send } from '../../../test/platforms/send.ts';
-import { sha256Hex } from '../events/user-data.ts';
-import type { MetaConfig } from './destination-config.ts';
-import { buildMetaRequests } from './meta-payload.ts';
+import { forwardable, UA } from '../../../../../test/platforms/forwardable.ts';
+import { type MetaServer, startMetaServer } from '../../../../../test/platforms/meta-server.ts';
+import { send } from '../../../../../test/platforms/send.ts';
+import { sha256Hex } from '../../../events/user-data.ts';
+import type { MetaConfig } from './config.ts';
+import { meta as metaModule } from './index.ts';
 
 const HOUR = 3_600_000;
 
@@ -38,12 +38,14 @@ describe('Meta Conversions API payload', () => {
         fbp: 'fb.1.1558571054389.1098115397',
       },
     });
-    const built = buildMetaRequests([event], config, { now });
+    const built = metaModule.build([event], config, { now });
     assert.deepEqual(built.skipped, []);
     assert.equal(built.requests.length, 1);
     const request = built.requests[0]!;
-    assert.equal(request.path, `/${meta.pixelId}/events?access_token=${meta.accessToken}`);
-    assert.equal(request.redactedPath, `/${meta.pixelId}/events?access_token=****0001`);
+    // The token in a header, never in the URL (which proxies and servers log).
+    assert.equal(request.path, `/${meta.pixelId}/events`);
+    assert.equal(request.redactedPath, `/${meta.pixelId}/events`);
+    assert.equal(request.headers['authorization'], `Bearer ${meta.accessToken}`);
     assert.deepEqual(request.body, {
       data: [
         {
@@ -88,7 +90,7 @@ describe('Meta Conversions API payload', () => {
     });
     const erased = forwardable({ actionSource: 'website', matchKeys: null });
     const fine = forwardable({ actionSource: 'physical_store', matchKeys: null });
-    const built = buildMetaRequests(
+    const built = metaModule.build(
       [old, noUa, noUrl, noValue, onlyLocation, erased, fine],
       config,
       {
@@ -127,7 +129,7 @@ describe('Meta Conversions API payload', () => {
   it('batches at most 1,000 events a request, each accepted by Meta', async () => {
     const now = new Date();
     const events = Array.from({ length: 1_001 }, () => forwardable());
-    const built = buildMetaRequests(events, config, { now });
+    const built = metaModule.build(events, config, { now });
     assert.deepEqual(
       built.requests.map((r) => r.eventIds.length),
       [1_000, 1],
@@ -137,24 +139,24 @@ describe('Meta Conversions API payload', () => {
 
   it("uses the config's test_event_code, or the test send's own", () => {
     const now = new Date();
-    const withCode = buildMetaRequests(
+    const withCode = metaModule.build(
       [forwardable()],
       { ...config, test_event_code: 'TEST123' },
       { now },
     );
     assert.equal(withCode.requests[0]?.body['test_event_code'], 'TEST123');
-    const testSend = buildMetaRequests([forwardable()], config, {
+    const testSend = metaModule.build([forwardable()], config, {
       now,
       test: { testEventCode: 'TEST9' },
     });
     assert.equal(testSend.requests[0]?.body['test_event_code'], 'TEST9');
-    const live = buildMetaRequests([forwardable()], config, { now });
+    const live = metaModule.build([forwardable()], config, { now });
     assert.equal('test_event_code' in (live.requests[0]?.body ?? {}), false);
   });
 
   it('applies event name overrides and passes custom names through', () => {
     const now = new Date();
-    const built = buildMetaRequests(
+    const built = metaModule.build(
       [
         forwardable({ event: { eventName: 'Lead', value: null, currency: null } }),
         forwardable({ event: { eventName: 'WishlistShared' } }),

@@ -5,35 +5,53 @@
  *
  * `user` carries TikTok's hashes (email, phone, external_id, names, zip), the unhashed but
  * normalised city, state and country, and the raw ip, user agent, ttclid and ttp. TikTok
- * documents no maximum event age, so no window applies (see platforms.ts).
+ * documents no maximum event age, so no window applies (see index.ts).
  */
-import type { TiktokConfig } from './destination-config.ts';
-import { platformEventName } from './event-names.ts';
 import {
   type BuildOptions,
   type BuiltBatch,
   chunk,
   type ForwardableEvent,
+  outsideWindowReason,
+  type PlatformModule,
   type PlatformRequest,
   type Skip,
-} from './model.ts';
-import { MAX_EVENTS_PER_REQUEST, outsideWindowReason } from './platforms.ts';
+} from '../platform.ts';
+import type { TiktokConfig } from './config.ts';
+import type { TiktokLocation } from './user-data.ts';
+
+/** What the builder needs of the module (its own index.ts), passed in to avoid a cycle. */
+type Tiktok = Pick<PlatformModule, 'name' | 'windowMs' | 'eventName' | 'limits'>;
+
+/** A query parameter of a URL, or undefined (also when the URL cannot be parsed). */
+export function queryParam(url: string | null, name: string): string | undefined {
+  if (url === null || !url.includes(`${name}=`)) return undefined;
+  try {
+    return new URL(url).searchParams.get(name) || undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 function tiktokUser(forwardable: ForwardableEvent): Record<string, string> {
-  const user: Record<string, string> = { ...forwardable.hashes.tiktok };
-  const location = forwardable.location?.tiktok;
-  if (location?.city) user['city'] = location.city;
-  if (location?.state) user['state'] = location.state;
-  if (location?.country) user['country'] = location.country;
+  const user: Record<string, string> = { ...forwardable.hashes['tiktok'] };
+  const location: TiktokLocation = forwardable.location?.['tiktok'] ?? {};
+  if (location.city) user['city'] = location.city;
+  if (location.state) user['state'] = location.state;
+  if (location.country) user['country'] = location.country;
   const raw = forwardable.matchKeys;
   if (raw?.clientIpAddress !== undefined) user['ip'] = raw.clientIpAddress;
   if (raw?.clientUserAgent !== undefined) user['user_agent'] = raw.clientUserAgent;
-  if (raw?.ttclid !== undefined) user['ttclid'] = raw.ttclid;
+  // The click id from the landing page's URL when the event carries none (TikTok appends
+  // `ttclid` to the ad's link; Segment's TikTok destination reads it the same way).
+  const ttclid = raw?.ttclid ?? queryParam(forwardable.event.url, 'ttclid');
+  if (ttclid !== undefined) user['ttclid'] = ttclid;
   if (raw?.ttp !== undefined) user['ttp'] = raw.ttp;
   return user;
 }
 
 export function buildTiktokRequests(
+  tiktok: Tiktok,
   events: ForwardableEvent[],
   config: TiktokConfig,
   options: BuildOptions,
@@ -42,12 +60,12 @@ export function buildTiktokRequests(
   const ready: Array<{ eventId: string; body: Record<string, unknown> }> = [];
   for (const forwardable of events) {
     const { event } = forwardable;
-    const late = outsideWindowReason('tiktok', event.timestamp, options.now);
+    const late = outsideWindowReason(tiktok, forwardable, options.now);
     if (late) {
       skipped.push({ eventId: event.eventId, reason: late });
       continue;
     }
-    const name = platformEventName('tiktok', event.eventName, config.event_names);
+    const name = tiktok.eventName(event.eventName, config.event_names);
     if ('skipped' in name) {
       skipped.push({ eventId: event.eventId, reason: name.skipped });
       continue;
@@ -68,10 +86,13 @@ export function buildTiktokRequests(
     };
     if (Object.keys(page).length > 0) data['page'] = page;
     if (Object.keys(properties).length > 0) data['properties'] = properties;
+    // TikTok's restricted processing: per event, default false.
+    const ldu = event.consent?.limited_data_use;
+    if (ldu !== undefined) data['limited_data_use'] = ldu;
     ready.push({ eventId: event.eventId, body: data });
   }
   const testEventCode = options.test?.testEventCode ?? config.test_event_code;
-  const requests: PlatformRequest[] = chunk(ready, MAX_EVENTS_PER_REQUEST.tiktok).map((part) => ({
+  const requests: PlatformRequest[] = chunk(ready, tiktok.limits.eventsPerRequest).map((part) => ({
     method: 'POST',
     path: '/event/track/',
     redactedPath: '/event/track/',

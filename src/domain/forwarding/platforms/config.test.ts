@@ -1,9 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { TrackwayError } from '../errors.ts';
-import { compileValidator } from '../validation.ts';
-import { Ga4ConfigSchema, MetaConfigSchema, TiktokConfigSchema } from './destination-config.ts';
-import { outsideWindowReason } from './platforms.ts';
+import { TrackwayError } from '../../errors.ts';
+import { compileValidator } from '../../validation.ts';
+import { Ga4ConfigSchema } from './ga4/config.ts';
+import { MetaConfigSchema } from './meta/config.ts';
+import { outsideWindowReason as reasonOf } from './platform.ts';
+import { PLATFORM_MODULES } from './registry.ts';
+import { TiktokConfigSchema } from './tiktok/config.ts';
+
+const outsideWindowReason = (type: keyof typeof PLATFORM_MODULES, timestamp: Date, now: Date) =>
+  reasonOf(PLATFORM_MODULES[type], { event: { timestamp } as never, actionSource: 'website' }, now);
 
 const message = (fn: () => unknown) => {
   try {

@@ -1,36 +1,47 @@
 /**
- * Meta Conversions API requests: `POST /{pixel_id}/events?access_token=…` with
- * `{data: [server event…], test_event_code?}`, at most 1,000 events each.
+ * Meta Conversions API requests: `POST /{pixel_id}/events` with the token in `Authorization`
+ * and `{data: [server event…], test_event_code?}`, at most 1,000 events each.
  *
  * Meta rejects a whole request for one invalid event, so everything Meta is documented to
  * refuse is caught here and `skipped` with a reason instead of being sent: events outside the
- * 7-day window, website events without `client_user_agent` or `event_source_url`, purchases
+ * window (7 days; 62 for physical_store), app events (no app_data), website events without `client_user_agent` or `event_source_url`, purchases
  * without value and currency, and user_data Meta cannot match on.
  */
-import type { MetaConfig } from './destination-config.ts';
-import { platformEventName } from './event-names.ts';
-import { metaKeysOf, metaKeysProblem, metaUserData } from './meta-user-data.ts';
 import {
   type BuildOptions,
   type BuiltBatch,
   chunk,
   type ForwardableEvent,
-  maskSecret,
+  outsideWindowReason,
+  type PlatformModule,
   type PlatformRequest,
   type Skip,
-} from './model.ts';
-import { MAX_EVENTS_PER_REQUEST, outsideWindowReason } from './platforms.ts';
+} from '../platform.ts';
+import type { MetaConfig } from './config.ts';
+import { metaKeysOf, metaKeysProblem, metaUserData } from './user-data.ts';
+
+/** What the builder needs of the module (its own index.ts), passed in to avoid a cycle. */
+type Meta = Pick<PlatformModule, 'name' | 'windowMs' | 'eventName' | 'limits'>;
 
 function metaEvent(
+  meta: Meta,
   forwardable: ForwardableEvent,
   config: MetaConfig,
   now: Date,
 ): { event: Record<string, unknown> } | { skipped: string } {
   const { event, actionSource } = forwardable;
-  const late = outsideWindowReason('meta', event.timestamp, now);
+  const late = outsideWindowReason(meta, forwardable, now);
   if (late) return { skipped: late };
-  const name = platformEventName('meta', event.eventName, config.event_names);
+  const name = meta.eventName(event.eventName, config.event_names);
   if ('skipped' in name) return name;
+  // Meta requires `app_data` (advertiser_tracking_enabled, application_tracking_enabled,
+  // extinfo) on app events and refuses the whole request without it; Trackway collects none.
+  if (actionSource === 'app') {
+    return {
+      skipped:
+        'action_source app needs app_data (advertiser_tracking_enabled, extinfo), which Trackway does not collect',
+    };
+  }
   const userData = metaUserData(forwardable);
   if (actionSource === 'website') {
     if (userData['client_user_agent'] === undefined) {
@@ -61,10 +72,21 @@ function metaEvent(
   };
   if (event.url !== null) serverEvent['event_source_url'] = event.url;
   if (Object.keys(customData).length > 0) serverEvent['custom_data'] = customData;
+  // Limited Data Use (developers.facebook.com/docs/marketing-apis/data-processing-options):
+  // country and state 0 let Meta geolocate the event; an explicit `false` is Meta's `[]`.
+  const ldu = event.consent?.limited_data_use;
+  if (ldu === true) {
+    serverEvent['data_processing_options'] = ['LDU'];
+    serverEvent['data_processing_options_country'] = 0;
+    serverEvent['data_processing_options_state'] = 0;
+  } else if (ldu === false) {
+    serverEvent['data_processing_options'] = [];
+  }
   return { event: serverEvent };
 }
 
 export function buildMetaRequests(
+  meta: Meta,
   events: ForwardableEvent[],
   config: MetaConfig,
   options: BuildOptions,
@@ -72,19 +94,23 @@ export function buildMetaRequests(
   const skipped: Skip[] = [];
   const ready: Array<{ eventId: string; body: Record<string, unknown> }> = [];
   for (const forwardable of events) {
-    const built = metaEvent(forwardable, config, options.now);
+    const built = metaEvent(meta, forwardable, config, options.now);
     if ('skipped' in built)
       skipped.push({ eventId: forwardable.event.eventId, reason: built.skipped });
     else ready.push({ eventId: forwardable.event.eventId, body: built.event });
   }
   const testEventCode = options.test?.testEventCode ?? config.test_event_code;
-  const token = encodeURIComponent(config.access_token);
   const path = `/${config.pixel_id}/events`;
-  const requests: PlatformRequest[] = chunk(ready, MAX_EVENTS_PER_REQUEST.meta).map((part) => ({
+  // The token in a header, never the URL: URLs end up in proxies' and servers' logs. The Graph
+  // API takes an OAuth bearer token in `Authorization` as it does `access_token`.
+  const requests: PlatformRequest[] = chunk(ready, meta.limits.eventsPerRequest).map((part) => ({
     method: 'POST',
-    path: `${path}?access_token=${token}`,
-    redactedPath: `${path}?access_token=${maskSecret(config.access_token)}`,
-    headers: { 'content-type': 'application/json' },
+    path,
+    redactedPath: path,
+    headers: {
+      'content-type': 'application/json',
+      authorization: `Bearer ${config.access_token}`,
+    },
     body: {
       data: part.map((e) => e.body),
       ...(testEventCode !== undefined ? { test_event_code: testEventCode } : {}),

@@ -6,9 +6,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import sdk from 'facebook-nodejs-business-sdk';
-import { forwardable, UA } from '../../../test/platforms/forwardable.ts';
-import { sha256Hex } from '../events/user-data.ts';
-import { buildMetaRequests } from './meta-payload.ts';
+import { forwardable, UA } from '../../../../../test/platforms/forwardable.ts';
+import { sha256Hex } from '../../../events/user-data.ts';
+import { meta as metaModule } from './index.ts';
 
 const FBC = 'fb.1.1554763741205.AbCdEfGhIjKlMnOp';
 const FBP = 'fb.1.1558571054389.1098115397';
@@ -33,7 +33,7 @@ describe("Meta payload against Meta's official SDK", () => {
       userData: raw,
       matchKeys: { clientIpAddress: '203.0.113.7', clientUserAgent: UA, fbc: FBC, fbp: FBP },
     });
-    const payload = buildMetaRequests([ours], { pixel_id: '1', access_token: 't' }, { now })
+    const payload = metaModule.build([ours], { pixel_id: '1', access_token: 't' }, { now })
       .requests[0]!.body['data'] as Array<Record<string, unknown>>;
 
     const userData = new sdk.UserData()

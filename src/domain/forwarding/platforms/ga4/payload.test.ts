@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { forwardable, UA } from '../../../test/platforms/forwardable.ts';
-import { type Ga4Server, startGa4Server } from '../../../test/platforms/ga4-server.ts';
-import { send } from '../../../test/platforms/send.ts';
-import type { Ga4Config } from './destination-config.ts';
-import { buildGa4Requests } from './ga4-payload.ts';
-import { classifyGa4Answer, readGa4ValidationMessages } from './ga4-response.ts';
+import { forwardable, UA } from '../../../../../test/platforms/forwardable.ts';
+import { type Ga4Server, startGa4Server } from '../../../../../test/platforms/ga4-server.ts';
+import { send } from '../../../../../test/platforms/send.ts';
+import type { Ga4Config } from './config.ts';
+import { ga4 as ga4Module } from './index.ts';
+import { classifyGa4Answer, readGa4ValidationMessages } from './response.ts';
 
 const HOUR = 3_600_000;
 const keys = (gaClientId: string) => ({
@@ -44,7 +44,7 @@ describe('GA4 Measurement Protocol payload', () => {
       },
       matchKeys: keys('1197596843.1673515099'),
     });
-    const built = buildGa4Requests([event], config, { now });
+    const built = ga4Module.build([event], config, { now });
     assert.deepEqual(built.skipped, []);
     assert.deepEqual(built.notes, []);
     const request = built.requests[0]!;
@@ -59,20 +59,22 @@ describe('GA4 Measurement Protocol payload', () => {
     const micros = timestamp.getTime() * 1000;
     assert.deepEqual(request.body, {
       client_id: '1197596843.1673515099',
-      user_id: event.hashes.ga4.user_id,
+      user_id: event.hashes['ga4']!.user_id,
       user_data: {
         sha256_email_address: ['d6117306485ed0e50afab3ac871e98f81699151f30281527d63ff5f233656c69'],
         sha256_phone_number: ['fb4f73a6ec5fdb7077d564cdd22c3554b43ce49168550c3b12c547b78c517b30'],
         address: [
           {
-            sha256_first_name: event.hashes.ga4.sha256_first_name,
-            sha256_last_name: event.hashes.ga4.sha256_last_name,
+            sha256_first_name: event.hashes['ga4']!.sha256_first_name,
+            sha256_last_name: event.hashes['ga4']!.sha256_last_name,
             city: 'mountain view',
             region: 'ca',
             country: 'us',
           },
         ],
       },
+      ip_override: '203.0.113.7',
+      user_agent: UA,
       timestamp_micros: micros,
       events: [
         {
@@ -108,7 +110,7 @@ describe('GA4 Measurement Protocol payload', () => {
     });
     const badName = forwardable({ event: { eventName: '2FA Enabled' }, matchKeys: keys('1.1') });
     const erased = forwardable({ matchKeys: null });
-    const built = buildGa4Requests([noClient, old, badName, erased], config, { now });
+    const built = ga4Module.build([noClient, old, badName, erased], config, { now });
     assert.deepEqual(built.requests, []);
     assert.deepEqual(built.skipped, [
       {
@@ -147,7 +149,7 @@ describe('GA4 Measurement Protocol payload', () => {
       event: { eventName: 'AddToCart', customData },
       matchKeys: keys('2.2'),
     });
-    const built = buildGa4Requests([event], config, { now, test: {} });
+    const built = ga4Module.build([event], config, { now, test: {} });
     const request = built.requests[0]!;
     assert.ok(request.path.startsWith('/debug/mp/collect?'));
     const params = (request.body['events'] as Array<{ params: Record<string, unknown> }>)[0]!
@@ -161,7 +163,8 @@ describe('GA4 Measurement Protocol payload', () => {
         note:
           'dropped params: nested (object), tags (array), nothing (null), bad-name (name must start with a letter and hold only letters, digits and _), value (set by Trackway); ' +
           'truncated to 100 characters: long_text; ' +
-          "dropped over GA4's 25-param limit: extra_18, extra_19, extra_20, extra_21, extra_22, extra_23, extra_24, extra_25, extra_26, extra_27, extra_28, extra_29",
+          "dropped over GA4's 25-param limit: extra_18, extra_19, extra_20, extra_21, extra_22, extra_23, extra_24, extra_25, extra_26, extra_27, extra_28, extra_29; " +
+          'user_data not sent: GA4 takes it only with a user_id (no external_id)',
       },
     ]);
     const answer = await send(ga4.origin, request);
@@ -169,7 +172,7 @@ describe('GA4 Measurement Protocol payload', () => {
   });
 
   it("reports the validation server's messages for a payload that breaks GA4's rules", async () => {
-    const built = buildGa4Requests([forwardable({ matchKeys: keys('3.3') })], config, {
+    const built = ga4Module.build([forwardable({ matchKeys: keys('3.3') })], config, {
       now: new Date(),
       test: {},
     });
@@ -199,7 +202,7 @@ describe('GA4 Measurement Protocol payload', () => {
       ...Array.from({ length: 30 }, () => forwardable({ matchKeys: keys('A.1') })),
       forwardable({ matchKeys: keys('B.2') }),
     ];
-    const built = buildGa4Requests(events, config, { now });
+    const built = ga4Module.build(events, config, { now });
     assert.deepEqual(
       built.requests.map((r) => [r.body['client_id'], r.eventIds.length]),
       [

@@ -10,7 +10,7 @@ import {
   type PlatformAnswer,
   parseJsonObject,
   type Verdict,
-} from './platform-response.ts';
+} from '../../platform-response.ts';
 
 export interface Ga4ValidationMessage {
   fieldPath: string;

@@ -1,12 +1,10 @@
 /**
- * Our event names → each platform's (contract §12), overridable per destination with
- * `config.event_names`. Sources: GA4 recommended events (developers.google.com/analytics/
- * devguides/collection/ga4/reference/events), TikTok's standard events
- * (ads.tiktok.com/help/article/standard-events-parameters); Meta's standard events are ours.
+ * Our event names → GA4's, overridable per destination with `config.event_names`. Source: GA4
+ * recommended events (developers.google.com/analytics/devguides/collection/ga4/reference/events).
  */
-import type { Platform } from './platforms.ts';
+import type { PlatformEventName } from '../platform.ts';
 
-const GA4_NAMES: Record<string, string> = {
+export const GA4_NAMES: Readonly<Record<string, string>> = {
   PageView: 'page_view',
   ViewContent: 'view_item',
   AddToCart: 'add_to_cart',
@@ -18,40 +16,47 @@ const GA4_NAMES: Record<string, string> = {
   Search: 'search',
 };
 
-const TIKTOK_NAMES: Record<string, string> = {
-  // TikTok: CompletePayment "when placing an order and making a payment are the same".
-  Purchase: 'CompletePayment',
-  Lead: 'SubmitForm',
-};
-
 /**
- * Names the Measurement Protocol reserves (protocol/ga4/reference#reserved_names); events
- * sent under them are dropped. `page_view` is not among them (it is only reserved for events
+ * Names the Measurement Protocol reserves (protocol/ga4/reference#reserved_names, the list as
+ * of 2026-11-26); events sent under them are dropped. `page_view` is not among them (it is only reserved for events
  * created in the GA4 interface), which is why PageView may map to it.
  */
 const GA4_RESERVED_NAMES = new Set([
   'ad_activeview',
   'ad_click',
   'ad_exposure',
-  'ad_impression',
   'ad_query',
+  'ad_reward',
   'adunit_exposure',
   'app_clear_data',
+  'app_exception',
   'app_install',
-  'app_update',
   'app_remove',
+  'app_store_refund',
+  'app_update',
+  'app_upgrade',
+  'dynamic_link_app_open',
+  'dynamic_link_app_update',
+  'dynamic_link_first_open',
   'error',
+  'firebase_campaign',
+  'firebase_in_app_message_action',
+  'firebase_in_app_message_dismiss',
+  'firebase_in_app_message_impression',
   'first_open',
   'first_visit',
-  'in_app_purchase',
   'notification_dismiss',
   'notification_foreground',
   'notification_open',
   'notification_receive',
+  'notification_send',
   'os_update',
-  'screen_view',
   'session_start',
   'user_engagement',
+  // Only allowed for app streams; a destination here is a web stream.
+  'ad_impression',
+  'in_app_purchase',
+  'screen_view',
 ]);
 export const GA4_RESERVED_PREFIXES = ['_', 'firebase_', 'ga_', 'google_', 'gtag.'];
 export const GA4_MAX_NAME_LENGTH = 40;
@@ -77,21 +82,15 @@ export function toSnakeCase(name: string): string {
     .toLowerCase();
 }
 
-export type PlatformEventName = { name: string } | { skipped: string };
-
 /**
  * The name an event goes out under, or why it cannot go out (an impossible GA4 name is
  * `skipped`, not sent: GA4 would accept it with a 2xx and silently drop it).
  */
-export function platformEventName(
-  platform: Platform,
+export function ga4EventName(
   eventName: string,
   overrides?: Record<string, string>,
 ): PlatformEventName {
-  const override = overrides?.[eventName];
-  if (platform === 'meta') return { name: override ?? eventName };
-  if (platform === 'tiktok') return { name: override ?? TIKTOK_NAMES[eventName] ?? eventName };
-  const name = override ?? GA4_NAMES[eventName] ?? toSnakeCase(eventName);
+  const name = overrides?.[eventName] ?? GA4_NAMES[eventName] ?? toSnakeCase(eventName);
   if (GA4_RESERVED_NAMES.has(name)) {
     return { skipped: `GA4 event name "${name}" is reserved by the Measurement Protocol` };
   }

@@ -10,7 +10,7 @@ import {
   type PlatformAnswer,
   parseJsonObject,
   type Verdict,
-} from './platform-response.ts';
+} from '../../platform-response.ts';
 
 /**
  * Codes that clear by themselves: 1 unknown/temporary, 2 service unavailable, 4 app request

@@ -1,13 +1,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { forwardable, UA } from '../../../test/platforms/forwardable.ts';
-import { send } from '../../../test/platforms/send.ts';
-import { startTiktokServer, type TiktokServer } from '../../../test/platforms/tiktok-server.ts';
-import { sha256Hex } from '../events/user-data.ts';
-import { isolateRefusal } from './batch-isolation.ts';
-import type { TiktokConfig } from './destination-config.ts';
-import { buildTiktokRequests } from './tiktok-payload.ts';
-import { classifyTiktokAnswer } from './tiktok-response.ts';
+import { forwardable, UA } from '../../../../../test/platforms/forwardable.ts';
+import { send } from '../../../../../test/platforms/send.ts';
+import {
+  startTiktokServer,
+  type TiktokServer,
+} from '../../../../../test/platforms/tiktok-server.ts';
+import { sha256Hex } from '../../../events/user-data.ts';
+import { isolateRefusal } from '../../batch-isolation.ts';
+import type { TiktokConfig } from './config.ts';
+import { tiktok as tiktokModule } from './index.ts';
+import { classifyTiktokAnswer } from './response.ts';
 
 describe('TikTok Events API payload', () => {
   let tiktok: TiktokServer;
@@ -22,7 +25,7 @@ describe('TikTok Events API payload', () => {
     tiktok.mode = mode;
     try {
       const now = new Date();
-      const built = buildTiktokRequests([forwardable()], configuration, { now });
+      const built = tiktokModule.build([forwardable()], configuration, { now });
       const answer = await send(tiktok.url, built.requests[0]!);
       return classifyTiktokAnswer(
         { kind: 'response', status: answer.status, body: answer.body },
@@ -54,7 +57,7 @@ describe('TikTok Events API payload', () => {
         ttp: '2Aq0bnJ6hb',
       },
     });
-    const built = buildTiktokRequests([event], config, { now });
+    const built = tiktokModule.build([event], config, { now });
     const request = built.requests[0]!;
     assert.equal(request.path, '/event/track/');
     assert.equal(request.headers['access-token'], tiktok.accessToken);
@@ -63,7 +66,7 @@ describe('TikTok Events API payload', () => {
       event_source_id: tiktok.pixelCode,
       data: [
         {
-          event: 'CompletePayment',
+          event: 'Purchase',
           event_time: Math.floor(event.event.timestamp.getTime() / 1000),
           event_id: event.event.eventId,
           user: {
@@ -99,7 +102,7 @@ describe('TikTok Events API payload', () => {
 
   it('maps names by default and by override, and honours the test event code', () => {
     const now = new Date();
-    const built = buildTiktokRequests(
+    const built = tiktokModule.build(
       [
         forwardable({ event: { eventName: 'Lead' } }),
         forwardable({ event: { eventName: 'Purchase' } }),
@@ -111,13 +114,13 @@ describe('TikTok Events API payload', () => {
     assert.equal(body['test_event_code'], 'TEST42');
     assert.deepEqual(
       (body['data'] as Array<{ event: string }>).map((e) => e.event),
-      ['SubmitForm', 'PlaceAnOrder'],
+      ['Lead', 'PlaceAnOrder'],
     );
   });
 
   it('batches at most 1,000 events a request, and TikTok takes each', async () => {
     const now = new Date();
-    const built = buildTiktokRequests(
+    const built = tiktokModule.build(
       Array.from({ length: 1_500 }, () => forwardable()),
       config,
       { now },
@@ -148,7 +151,7 @@ describe('TikTok Events API payload', () => {
         kind: 'permanent',
         message: 'TikTok code 40002: data.0: properties.contents.0.content_id: Not a valid string.',
       });
-      assert.equal(isolateRefusal('tiktok', verdict, 2).kind, 'split');
+      assert.equal(isolateRefusal(tiktokModule, verdict, 2).kind, 'split');
     } finally {
       delete tiktok.rejectEvent;
     }

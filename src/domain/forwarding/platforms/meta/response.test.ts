@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { forwardable } from '../../../test/platforms/forwardable.ts';
-import { type MetaServer, startMetaServer } from '../../../test/platforms/meta-server.ts';
-import { send } from '../../../test/platforms/send.ts';
-import { buildMetaRequests } from './meta-payload.ts';
-import { classifyMetaAnswer } from './meta-response.ts';
-import type { PlatformAnswer } from './platform-response.ts';
+import { forwardable } from '../../../../../test/platforms/forwardable.ts';
+import { type MetaServer, startMetaServer } from '../../../../../test/platforms/meta-server.ts';
+import { send } from '../../../../../test/platforms/send.ts';
+import type { PlatformAnswer } from '../../platform-response.ts';
+import { meta as metaModule } from './index.ts';
+import { classifyMetaAnswer } from './response.ts';
 
 const now = new Date();
 const response = (status: number, body: unknown, retryAfter?: string): PlatformAnswer => ({
@@ -27,7 +27,7 @@ describe("Meta's answers, classified", () => {
   async function answerIn(mode: MetaServer['mode'], token = meta.accessToken) {
     meta.mode = mode;
     try {
-      const built = buildMetaRequests(
+      const built = metaModule.build(
         [forwardable()],
         { pixel_id: meta.pixelId, access_token: token },
         { now },

@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { STANDARD_EVENTS } from '../events/standard-events.ts';
-import { platformEventName, toSnakeCase } from './event-names.ts';
+import { STANDARD_EVENTS } from '../../../events/standard-events.ts';
+import { PLATFORM_MODULES } from '../registry.ts';
+import { toSnakeCase } from './names.ts';
+
+const platformEventName = (
+  type: keyof typeof PLATFORM_MODULES,
+  name: string,
+  overrides?: Record<string, string>,
+) => PLATFORM_MODULES[type].eventName(name, overrides);
 
 describe('event name mapping', () => {
   it('maps every standard event by the default table (contract §12)', () => {
@@ -27,8 +34,8 @@ describe('event name mapping', () => {
         { name: 'add_payment_info' },
         { name: 'AddPaymentInfo' },
       ],
-      ['Purchase', { name: 'Purchase' }, { name: 'purchase' }, { name: 'CompletePayment' }],
-      ['Lead', { name: 'Lead' }, { name: 'generate_lead' }, { name: 'SubmitForm' }],
+      ['Purchase', { name: 'Purchase' }, { name: 'purchase' }, { name: 'Purchase' }],
+      ['Lead', { name: 'Lead' }, { name: 'generate_lead' }, { name: 'Lead' }],
       [
         'CompleteRegistration',
         { name: 'CompleteRegistration' },

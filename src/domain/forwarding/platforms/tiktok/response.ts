@@ -13,10 +13,14 @@ import {
   type PlatformAnswer,
   parseJsonObject,
   type Verdict,
-} from './platform-response.ts';
+} from '../../platform-response.ts';
 
 const AUTH_CODES = new Set([40001, 40102, 40104, 40105]);
-const TRANSIENT_CODES = new Set([40100]);
+/**
+ * 40100 too many requests; 40700 a temporary internal error (RudderStack's TikTok handler
+ * retries it: rudder-transformer src/v0/destinations/tiktok_ads/networkHandler.js).
+ */
+const TRANSIENT_CODES = new Set([40100, 40700]);
 
 export function classifyTiktokAnswer(answer: PlatformAnswer, now: Date): Verdict {
   const generic = httpVerdict(answer, now);
