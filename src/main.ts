@@ -20,7 +20,7 @@ import { createMetrics } from './http/metrics.ts';
 import { createLogger } from './logger.ts';
 import { FailOpenRateLimiter } from './rate-limit/fail-open.ts';
 import { MemoryRateLimiter } from './rate-limit/memory.ts';
-import { connectRedis, RedisRateLimiter, redisReady } from './rate-limit/redis.ts';
+import { connectRedis, RedisRateLimiter, redisReady, redisTarget } from './rate-limit/redis.ts';
 import { RedisStreamSlots } from './rate-limit/stream-slots.ts';
 import { openStore } from './storage/index.ts';
 
@@ -158,11 +158,15 @@ export async function createRateLimiter(
   const redis = connectRedis(config.redisUrl);
   // Start even when Redis is not there (fail open), but give it a moment first.
   const ready = await redisReady(redis, 2_000);
+  const target = redisTarget(config.redisUrl);
   if (!ready) {
-    logger.warn('Redis not reachable at start: rate limits are per instance until it answers');
+    logger.warn(
+      `Redis at ${target} not reachable at start: rate limits are per instance until it answers`,
+    );
   }
   return new FailOpenRateLimiter(new RedisRateLimiter(redis), new MemoryRateLimiter(), logger, {
     degraded: !ready,
+    target,
     ...(metrics && { fallback: metrics.rateLimitFallback }),
   });
 }

@@ -11,6 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { isolateRefusal } from '../domain/forwarding/batch-isolation.ts';
+import { buildForDestination } from '../domain/forwarding/consent-gate.ts';
 import type {
   BuiltBatch,
   Destination,
@@ -18,17 +19,9 @@ import type {
   PlatformRequest,
 } from '../domain/forwarding/model.ts';
 import { requestUrl } from '../domain/forwarding/model.ts';
-import {
-  PLATFORM_ADAPTERS,
-  receiptOf,
-  subRequest,
-} from '../domain/forwarding/platform-adapters.ts';
 import { excerpt, type Verdict } from '../domain/forwarding/platform-response.ts';
-import {
-  MAX_EVENTS_PER_REQUEST,
-  PLATFORM_WINDOW_MS,
-  type Platform,
-} from '../domain/forwarding/platforms.ts';
+import type { PlatformModule } from '../domain/forwarding/platforms/platform.ts';
+import { type Platform, platformModule } from '../domain/forwarding/platforms/registry.ts';
 import type { WebhookEvent } from '../domain/model.ts';
 import type {
   ClaimedBatch,
@@ -187,7 +180,7 @@ export class ForwardingWorker {
   }
 
   private batchSize(platform: Platform): number {
-    const max = MAX_EVENTS_PER_REQUEST[platform];
+    const max = platformModule(platform).limits.eventsPerRequest;
     return Math.max(1, Math.min(max, this.options.batchSize?.[platform] ?? max));
   }
 
@@ -297,9 +290,10 @@ export class ForwardingWorker {
       d.type,
     );
     const byId = new Map(loaded.map((f) => [f.event.eventId, f]));
-    const built = PLATFORM_ADAPTERS[d.type].build(
-      jobs.flatMap((j) => byId.get(j.eventId) ?? []),
+    const built = buildForDestination(
+      platformModule(d.type),
       d.config,
+      jobs.flatMap((j) => byId.get(j.eventId) ?? []),
       { now: this.options.clock.now() },
     );
     return { batch, byId, built };
@@ -372,7 +366,9 @@ export class ForwardingWorker {
             platform: d.type,
             forwarded_at: at.toISOString(),
             platform_response:
-              result?.verdict.kind === 'success' ? receiptOf(result.verdict.receipt) : {},
+              result?.verdict.kind === 'success'
+                ? receiptOf(platformModule(d.type), result.verdict.receipt)
+                : {},
           },
         });
         this.options.metrics?.deliveryLatency.observe(
@@ -433,7 +429,7 @@ export class ForwardingWorker {
     request: PlatformRequest,
     results: Map<string, EventResult>,
   ): Promise<void> {
-    const adapter = PLATFORM_ADAPTERS[d.type];
+    const adapter = platformModule(d.type);
     const attemptedAt = this.options.clock.now();
     const { answer, durationMs } = await this.options.sender.send(
       requestUrl(this.options.baseUrls[d.type], request),
@@ -454,10 +450,10 @@ export class ForwardingWorker {
       result.verdict = verdict;
       results.set(id, result);
     }
-    const isolation = isolateRefusal(d.type, verdict, request.eventIds.length);
-    if (isolation.kind !== 'split') return;
+    const isolation = isolateRefusal(adapter, verdict, request.eventIds.length);
+    if (isolation.kind !== 'split' || !adapter.subRequest) return;
     for (const [start, end] of isolation.parts) {
-      await this.sendIsolated(d, subRequest(request, start, end), results);
+      await this.sendIsolated(d, adapter.subRequest(request, start, end), results);
     }
   }
 
@@ -520,7 +516,7 @@ export class ForwardingWorker {
         if (retryAt === null) {
           return { ...base, status: 'failed', lastError: `retries exhausted: ${verdict.message}` };
         }
-        const window = PLATFORM_WINDOW_MS[d.type];
+        const window = platformModule(d.type).windowMs(forwardable.actionSource);
         if (window !== null && retryAt.getTime() > forwardable.event.timestamp.getTime() + window) {
           return {
             ...base,
@@ -543,4 +539,16 @@ export class ForwardingWorker {
     if (d.state === 'failing') return { state: 'active', lastError: null };
     return null;
   }
+}
+
+/** What `event.forwarded` carries of a receipt (Meta's `fbtrace_id` and `events_received` …). */
+function receiptOf(
+  platform: PlatformModule,
+  receipt: Record<string, unknown>,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of platform.receiptKeys) {
+    if (receipt[key] !== undefined) out[key] = receipt[key];
+  }
+  return out;
 }

@@ -8,6 +8,7 @@ export type ErrorCode =
   | 'unauthorized'
   | 'forbidden'
   | 'not_found'
+  | 'method_not_allowed'
   | 'conflict'
   | 'payload_too_large'
   | 'unsupported_media_type'

@@ -6,7 +6,7 @@
 
 import type { Destination, ForwardableEvent, PlatformRequest } from './forwarding/model.ts';
 import type { PlatformAnswer } from './forwarding/platform-response.ts';
-import type { Platform } from './forwarding/platforms.ts';
+import type { Platform } from './forwarding/platforms/registry.ts';
 import type {
   Account,
   ApiKeyRecord,

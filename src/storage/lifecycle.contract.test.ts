@@ -248,7 +248,7 @@ for (const kind of await testStores()) {
       assert.deepEqual([...left.keys()], ['keep']);
     });
 
-    it('migration 014 removes forwarding rows left behind by earlier purges, keeps the rest', async () => {
+    it('migration 015 removes forwarding rows left behind by earlier purges, keeps the rest', async () => {
       const p = await pixel();
       // What an older purge left: a job and an attempt of an event that is gone, beside a live
       // event's own (written by the store when the event went in, with a destination).
@@ -279,13 +279,13 @@ for (const kind of await testStores()) {
           created_at) VALUES ($1, $2, $3, $4, 'forwarded', $5)`;
       const attempt = `INSERT INTO forward_attempts (account_id, destination_id, pixel_id, event_id,
           attempted_at, platform_response) VALUES ($1, $2, $3, $4, $5, '{"fbtrace_id":"A"}')`;
-      const forget = `DELETE FROM schema_migrations WHERE version = '014_forwarding_orphans'`;
+      const forget = `DELETE FROM schema_migrations WHERE version = '015_forwarding_orphans'`;
       if (store instanceof SqliteStore) {
         const sqlite = (sql: string) => sql.replace(/\$\d/g, '?');
         store.db.prepare(sqlite(job)).run(...orphan, T0.getTime());
         store.db.prepare(sqlite(attempt)).run(...orphan, T0.getTime());
         store.db.exec(forget);
-        assert.deepEqual(migrateSqlite(store.db), ['014_forwarding_orphans']);
+        assert.deepEqual(migrateSqlite(store.db), ['015_forwarding_orphans']);
       } else {
         const pg = store as PostgresStore;
         await pg.pool.query(job, [...orphan, T0]);

@@ -66,7 +66,9 @@ export function eventRecord(event: TrackedEvent, forwarding: readonly Forwarding
     user_data: event.userData,
     action_source: event.actionSource ?? DEFAULT_ACTION_SOURCE,
     match_quality: event.matchQuality ?? matchQualityOfRecord(event.userData),
+    consent: event.consent ?? null,
     received_at: event.receivedAt.toISOString(),
+    dropped: event.dropped ? [...event.dropped] : [],
     forwarding: forwarding.map(forwardingRecord),
   };
 }

@@ -8,12 +8,14 @@ import { eventRecord } from '../events/list-events.ts';
 import { newEventId } from '../ids.ts';
 import type { TrackedEvent } from '../model.ts';
 import type { ForwardStatus, PlatformGateway } from '../ports.ts';
+import { buildForDestination } from './consent-gate.ts';
 import { existingDestination } from './destinations.ts';
 import { forwardingOf, forwardingRecord } from './forwarding-record.ts';
 import { maskIdentifiers, rawIdentifiers } from './mask-identifiers.ts';
 import type { ForwardableEvent } from './model.ts';
-import { PLATFORM_ADAPTERS } from './platform-adapters.ts';
 import { excerpt, parseJsonObject } from './platform-response.ts';
+import { platformUserData } from './platform-user-data.ts';
+import { platformModule } from './platforms/registry.ts';
 
 export async function getEventWithForwarding({
   ctx,
@@ -111,13 +113,9 @@ function sampleEvent(ctx: Context, pixelId: string): ForwardableEvent {
     event,
     actionSource: 'system_generated',
     // SHA-256 of "test@example.com": a well-formed key Meta can match on, naming nobody.
-    hashes: {
-      meta: { em: '973dfe463ec85785f5f95af5ba3906eedb2d931c24e69824a89ea65dba4e813b' },
-      ga4: {
-        sha256_email_address: '973dfe463ec85785f5f95af5ba3906eedb2d931c24e69824a89ea65dba4e813b',
-      },
-      tiktok: { email: '973dfe463ec85785f5f95af5ba3906eedb2d931c24e69824a89ea65dba4e813b' },
-    },
+    hashes: platformUserData({
+      email: '973dfe463ec85785f5f95af5ba3906eedb2d931c24e69824a89ea65dba4e813b',
+    }).hashes,
     // GA4 takes no event without a client id; a made-up one (GA's "<random>.<seconds>" form)
     // lets the test send reach GA4's validation server instead of stopping here.
     matchKeys: { gaClientId: '555000555.1700000000' },
@@ -150,8 +148,8 @@ export async function testDestination({
   const config = destination.config;
   const testEventCode =
     typeof config['test_event_code'] === 'string' ? config['test_event_code'] : 'TEST_TRACKWAY';
-  const adapter = PLATFORM_ADAPTERS[destination.type];
-  const built = adapter.build([forwardable], config, {
+  const adapter = platformModule(destination.type);
+  const built = buildForDestination(adapter, config, [forwardable], {
     now: ctx.clock.now(),
     test: { testEventCode },
   });

@@ -13,7 +13,7 @@ export const CreateKeySchema = Type.Object(
       Type.Union(Scope.anyOf, { description: `${Scope.description} Default \`full\`.` }),
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ name: 'Checkout server', scope: 'ingest' }] },
 );
 export type CreateKeyInput = Static<typeof CreateKeySchema>;
 

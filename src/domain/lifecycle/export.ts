@@ -27,7 +27,9 @@ export const CSV_COLUMNS = [
   'user_data',
   'action_source',
   'match_quality',
+  'consent',
   'received_at',
+  'dropped',
 ] as const;
 
 /** RFC 4180: a field holding a comma, quote or line break is quoted, quotes doubled. */

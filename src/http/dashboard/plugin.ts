@@ -13,7 +13,7 @@ import { assertApiAccess, authenticateKey } from '../../domain/accounts/accounts
 import { RateLimitedError, TrackwayError } from '../../domain/errors.ts';
 import type { AccountStore } from '../../domain/ports.ts';
 import type { App, AppDeps } from '../deps.ts';
-import { toTrackwayError } from '../errors.ts';
+import { errorBody, toTrackwayError } from '../errors.ts';
 import { limitAccount, limitAuthFailure } from '../rate-limit.ts';
 import { webhookContextOf } from '../route-kit.ts';
 import { platformGatewayOf } from '../routes/destinations.test-send.ts';
@@ -124,25 +124,24 @@ export async function registerDashboard(
         );
       }
       // Fastify's own refusals (a body of no or another content type, malformed, too large)
-      // are the sender's fault: 415 / 400 / 413, as the API answers them, never a 500.
+      // are the sender's fault (415 / 400 / 413, as the API answers them); the API's one
+      // catalogue decides every status, so a storage outage is a 503 here too, never a 500.
       const refused = toTrackwayError(error);
-      const message =
-        refused.code === 'unsupported_media_type'
-          ? 'Forms are sent as application/x-www-form-urlencoded'
-          : refused.message;
-      const status = {
-        not_found: 404,
-        forbidden: 403,
-        invalid_request: 400,
-        conflict: 409,
-        payload_too_large: 413,
-        unsupported_media_type: 415,
-      }[refused.code as string];
-      if (status) {
+      if (refused.code !== 'internal') {
+        const { status } = errorBody(refused);
+        const message =
+          refused.code === 'unsupported_media_type'
+            ? 'Forms are sent as application/x-www-form-urlencoded'
+            : refused.message;
+        if (status >= 500) request.log.warn({ err: error }, 'dashboard request unavailable');
         return sendPage(
           reply,
           barePage(
-            status === 404 ? 'Not found' : 'Request refused',
+            status === 404
+              ? 'Not found'
+              : status >= 500
+                ? 'Temporarily unavailable'
+                : 'Request refused',
             html`<p>${message}</p><p><a href="/dashboard">Back to the dashboard</a></p>`,
           ),
           status,

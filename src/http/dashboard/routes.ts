@@ -13,6 +13,7 @@ import {
   updateDestination,
 } from '../../domain/forwarding/destinations.ts';
 import { replayDestination, testDestination } from '../../domain/forwarding/event-forwarding.ts';
+import { isPlatform } from '../../domain/forwarding/platforms/registry.ts';
 import { createKey, revokeKey } from '../../domain/keys/keys.ts';
 import { CreateKeySchema } from '../../domain/keys/schemas.ts';
 import { createPixel, updatePixel } from '../../domain/pixels/pixels.ts';
@@ -189,12 +190,14 @@ export function registerScreens(
     async (request, ctx) => {
       const pixelId = request.params.pixel_id;
       const type = one(request.body, 'type') ?? '';
-      const fields = CONFIG_FIELDS[type as keyof typeof CONFIG_FIELDS] ?? [];
+      const fields = isPlatform(type) ? CONFIG_FIELDS[type] : [];
       const config = input(
         (v) => v as Record<string, unknown>,
         request.body,
         fields.map((f) => f.name),
       );
+      // Every type's config takes require_consent (contract §16): a checkbox on every form.
+      if (one(request.body, 'require_consent') === 'true') config['require_consent'] = true;
       const name = one(request.body, 'name')?.trim();
       const body = validCreateDestination({ type, config, ...(name && { name }) });
       await createDestination({ ctx, pixelId, input: body });

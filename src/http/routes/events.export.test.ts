@@ -77,6 +77,7 @@ for (const kind of await testStores()) {
         'action_source',
         'match_quality',
         'received_at',
+        'dropped',
         'forwarding',
       ]);
     });
@@ -89,7 +90,7 @@ for (const kind of await testStores()) {
       const [header, row, rest] = res.body.split('\r\n');
       assert.equal(
         header,
-        'event_id,event_name,value,currency,timestamp,status,pixel_id,url,referrer,title,search_string,custom_data,user_data,action_source,match_quality,received_at',
+        'event_id,event_name,value,currency,timestamp,status,pixel_id,url,referrer,title,search_string,custom_data,user_data,action_source,match_quality,received_at,dropped',
       );
       assert.ok(row!.startsWith(`e3,Purchase,3,USD,${start},processed,${pixelId},,,,,`));
       assert.ok(row!.includes(',"{""note"":""say \\""hi\\"", then\\nleave""}",,'), row);

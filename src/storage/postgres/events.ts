@@ -103,6 +103,8 @@ const INSERT_BATCH: Omit<pg.QueryConfig, 'values'> = {
               ${fromMs('e.raw_expires_at')} AS raw_expires_at,
               ${sqlNull('e.match_keys')} AS match_keys,
               ${sqlNull('e.location')} AS location,
+              ${sqlNull('e.dropped')} AS dropped,
+              ${sqlNull('e.consent')} AS consent,
               e.arrival
          FROM ROWS FROM (json_array_elements_text($1::json), json_array_elements_text($2::json),
            json_array_elements_text($3::json), json_array_elements_text($4::json),
@@ -113,20 +115,21 @@ const INSERT_BATCH: Omit<pg.QueryConfig, 'values'> = {
            json_array_elements($13::json), json_array_elements($14::json),
            json_array_elements_text($15::json), json_array_elements($16::json),
            json_array_elements($17::json), json_array_elements_text($18::json),
-           json_array_elements($19::json), json_array_elements($20::json)) WITH ORDINALITY
+           json_array_elements($19::json), json_array_elements($20::json),
+           json_array_elements($28::json), json_array_elements($29::json)) WITH ORDINALITY
            AS e (account_id, pixel_id, event_id, event_name, value, currency, timestamp,
              received_at, url, referrer, title, search_string, user_data, custom_data,
              action_source, platform_hashes, match_quality, raw_expires_at, match_keys,
-             location, arrival)
+             location, dropped, consent, arrival)
         ORDER BY e.arrival
      ), inserted AS (
        INSERT INTO events (seq, account_id, pixel_id, event_id, event_name, value, currency,
          timestamp, received_at, url, referrer, title, search_string, user_data, custom_data,
-         action_source, platform_hashes, match_quality)
+         action_source, platform_hashes, match_quality, dropped, consent)
        OVERRIDING SYSTEM VALUE
        SELECT seq, account_id, pixel_id, event_id, event_name, value, currency, timestamp,
          received_at, url, referrer, title, search_string, user_data, custom_data,
-         action_source, platform_hashes, match_quality
+         action_source, platform_hashes, match_quality, dropped, consent
          FROM arrived ORDER BY pixel_id, event_id
        ON CONFLICT (pixel_id, event_id) DO NOTHING
        RETURNING seq, account_id, pixel_id, event_id, event_name, coalesce(value, 0) AS value,
@@ -287,6 +290,10 @@ async function insertMany(
       texts(emitted.map((x) => x.event.type)),
       texts(emitted.map((x) => JSON.stringify(x.event.data))),
       JSON.stringify(emitted.map((x) => ms(x.event.occurredAt))),
+      // $28 and $29, after the outbox's: what each event dropped (contract §19) and its
+      // consent (contract §16).
+      documents(m.map((x) => x.dropped)),
+      documents(e.map((x) => (x.consent ? JSON.stringify(x.consent) : null))),
     ],
   });
   const stored = new Set(rows.map((r) => r.arrival));
@@ -375,7 +382,7 @@ export class PostgresEventStore implements EventStore {
       this.pool.query<EventRow>(
         `SELECT account_id, pixel_id, event_id, event_name, value, currency, timestamp, received_at,
            url, referrer, title, search_string, user_data, custom_data, action_source,
-           match_quality
+           match_quality, dropped, consent
            FROM events WHERE ${where.join(' AND ')}
           ORDER BY timestamp DESC, seq DESC LIMIT $${n + 1} OFFSET $${n + 2}`,
         [...pageParams, query.limit, query.offset],

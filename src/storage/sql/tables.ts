@@ -64,6 +64,9 @@ export interface EventsTable {
   action_source: string;
   platform_hashes: Stored | null;
   match_quality: Stored | null;
+  dropped: Stored | null;
+  /** Contract §16, migration 016: the caller's consent, JSON; null when none was given. */
+  consent: Stored | null;
 }
 
 /** Raw match keys kept apart from the record until `expires_at` (contract §11, migration 010). */
@@ -216,7 +219,7 @@ export interface ForwardAttemptsTable {
   note: string | null;
 }
 
-/** A replay request and how far its background queueing got (migration 015). */
+/** A replay request and how far its background queueing got (migration 017). */
 export interface ForwardReplaysTable {
   account_id: string;
   id: string;

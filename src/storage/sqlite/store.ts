@@ -101,8 +101,8 @@ class SqliteEventStore implements EventStore {
     this.insert = db.prepare(
       `INSERT INTO events (account_id, pixel_id, event_id, event_name, value, currency, timestamp,
          received_at, url, referrer, title, search_string, user_data, custom_data,
-         action_source, platform_hashes, match_quality)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         action_source, platform_hashes, match_quality, dropped, consent)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (pixel_id, event_id) DO NOTHING`,
     );
     // Raw match keys apart from the record (contract §11), same transaction as the event.
@@ -190,6 +190,8 @@ class SqliteEventStore implements EventStore {
       match.actionSource,
       match.platformHashes,
       match.matchQuality,
+      match.dropped,
+      event.consent ? JSON.stringify(event.consent) : null,
     );
     if (changes === 0) return 'duplicate';
     if (match.raw) {

@@ -50,7 +50,7 @@ ${
   ${list.events.map(
     (e) => html`<tr>
     <td>${formatTime(e.timestamp)}</td>
-    <td>${e.event_name}</td>
+    <td>${e.event_name}${e.dropped.length > 0 ? html` <span class="status dropped" title="Stored without ${e.dropped.join(', ')}: could not be used">${e.dropped.length} dropped</span>` : ''}</td>
     <td><code>${e.event_id}</code></td>
     <td class="num">${e.value === null ? '—' : `${e.value} ${e.currency ?? ''}`}</td>
     <td><a href="/dashboard/events/${pixel.id}/${encodeURIComponent(e.event_id)}">Forwarding and match quality<span class="visually-hidden"> of ${e.event_id}</span></a> <details><summary>View record<span class="visually-hidden"> of ${e.event_id}</span></summary><pre class="record">${JSON.stringify(e, null, 2)}</pre></details></td>
@@ -79,6 +79,11 @@ export async function eventBody(ctx: Context, pixelId: string, eventId: string):
   <dt>Event</dt><dd>${e.event_name}</dd>
   <dt>Event ID</dt><dd><code>${e.event_id}</code></dd>
   <dt>Time</dt><dd>${formatTime(e.timestamp)}</dd>
+  ${
+    e.dropped.length > 0
+      ? html`<dt>Dropped</dt><dd class="dropped">${keys(e.dropped)} <span class="hint">(could not be used: stored without ${e.dropped.length === 1 ? 'it' : 'them'}; the track answer's <code>warnings</code> said why)</span></dd>`
+      : ''
+  }
 </dl>
 <section aria-labelledby="mq-h">
 <h2 id="mq-h">Match quality</h2>
@@ -88,6 +93,18 @@ export async function eventBody(ctx: Context, pixelId: string, eventId: string):
   <dt>Keys missing</dt><dd>${keys(mq.missing)}</dd>
 </dl>
 <p class="hint">A local estimate from the keys the event carries, not Meta's Event Match Quality.</p>
+</section>
+<section aria-labelledby="consent-h">
+<h2 id="consent-h">Consent</h2>
+${
+  e.consent === null
+    ? html`<p class="consent">None given: forwarded as the destinations' settings allow.</p>`
+    : html`<dl class="facts consent">
+  <dt>ad_user_data</dt><dd>${e.consent.ad_user_data ?? '—'}</dd>
+  <dt>ad_personalization</dt><dd>${e.consent.ad_personalization ?? '—'}</dd>
+  <dt>limited_data_use</dt><dd>${e.consent.limited_data_use === undefined ? '—' : String(e.consent.limited_data_use)}</dd>
+</dl>`
+}
 </section>
 <section aria-labelledby="fwd-h">
 <h2 id="fwd-h">Forwarding</h2>
