@@ -9,6 +9,7 @@ import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { meta as metaPlatform } from '../src/domain/forwarding/platforms/meta/index.ts';
 import { launchChromium } from '../test/browser.ts';
 import { tempDir } from '../test/harness.ts';
 import { startMetaServer } from '../test/platforms/meta-server.ts';
@@ -107,7 +108,7 @@ try {
   });
   await api('POST', `/v1/webhooks/${hook.id}/test`, {});
   const destination = await api('POST', `/v1/pixels/${pixel.id}/destinations`, {
-    type: 'meta',
+    type: metaPlatform.type,
     name: 'Meta CAPI',
     config: { pixel_id: meta.pixelId, access_token: meta.accessToken },
     events: ['Purchase', 'AddToCart'],

@@ -10,6 +10,11 @@
 import { isIP } from 'node:net';
 import { type StaticDecode, type TSchema, Type } from '@sinclair/typebox';
 import { TransformDecodeError, Value } from '@sinclair/typebox/value';
+import {
+  PLATFORM_MODULES,
+  PLATFORMS,
+  type Platform,
+} from './domain/forwarding/platforms/registry.ts';
 import { maskCredentials } from './redact.ts';
 
 export type Env = Record<string, string | undefined>;
@@ -119,6 +124,10 @@ function trustedProxies(raw: string): TrustedProxies {
   return entries;
 }
 
+/** A platform's base-URL variable, `TRACKWAY_<TYPE>_API_URL` (each module names its own). */
+type PlatformUrlKey = `TRACKWAY_${string}_API_URL`;
+const baseUrlSetting = (doc: SettingDoc) => setting(doc, baseUrl);
+
 function baseUrl(raw: string): string {
   let url: URL;
   try {
@@ -213,31 +222,14 @@ export const ConfigSchema = Type.Object({
     },
     retrySchedule,
   ),
-  TRACKWAY_META_API_URL: setting(
-    {
-      default: 'https://graph.facebook.com/v24.0',
-      description:
-        "Meta Conversions API base URL (the operator's: not subject to the webhook SSRF rules)",
-      accepts: 'an http(s) URL',
-    },
-    baseUrl,
-  ),
-  TRACKWAY_GA4_API_URL: setting(
-    {
-      default: 'https://www.google-analytics.com',
-      description: 'GA4 Measurement Protocol base URL',
-      accepts: 'an http(s) URL',
-    },
-    baseUrl,
-  ),
-  TRACKWAY_TIKTOK_API_URL: setting(
-    {
-      default: 'https://business-api.tiktok.com/open_api/v1.3',
-      description: 'TikTok Events API base URL',
-      accepts: 'an http(s) URL',
-    },
-    baseUrl,
-  ),
+  // One base URL per platform, declared by its module (the operator's: not subject to the
+  // webhook SSRF rules).
+  ...(Object.fromEntries(
+    PLATFORMS.map((type) => {
+      const { env, default: url, description } = PLATFORM_MODULES[type].baseUrl;
+      return [env, baseUrlSetting({ default: url, description, accepts: 'an http(s) URL' })];
+    }),
+  ) as Record<PlatformUrlKey, ReturnType<typeof baseUrlSetting>>),
   TRACKWAY_WEBHOOK_ALLOW_PRIVATE: setting(
     {
       default: 'false',
@@ -293,7 +285,7 @@ export interface Config {
   logLevel: LogLevel;
   webhookRetrySchedule: number[];
   forwardRetrySchedule: number[];
-  platformUrls: { meta: string; ga4: string; tiktok: string };
+  platformUrls: Record<Platform, string>;
   webhookAllowPrivate: boolean;
   webhookAllowHttp: boolean;
   worker: boolean;
@@ -311,11 +303,14 @@ function fromSettings(s: Settings): Config {
     logLevel: s.LOG_LEVEL,
     webhookRetrySchedule: s.TRACKWAY_WEBHOOK_RETRY_SCHEDULE,
     forwardRetrySchedule: s.TRACKWAY_FORWARD_RETRY_SCHEDULE,
-    platformUrls: {
-      meta: s.TRACKWAY_META_API_URL,
-      ga4: s.TRACKWAY_GA4_API_URL,
-      tiktok: s.TRACKWAY_TIKTOK_API_URL,
-    },
+    platformUrls: Object.fromEntries(
+      PLATFORMS.map((type) => [
+        type,
+        (s as unknown as Record<PlatformUrlKey, string>)[
+          PLATFORM_MODULES[type].baseUrl.env as PlatformUrlKey
+        ],
+      ]),
+    ) as Record<Platform, string>,
     webhookAllowPrivate: s.TRACKWAY_WEBHOOK_ALLOW_PRIVATE,
     webhookAllowHttp: s.TRACKWAY_WEBHOOK_ALLOW_HTTP,
     worker: s.TRACKWAY_WORKER,

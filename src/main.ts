@@ -20,7 +20,8 @@ import { createMetrics } from './http/metrics.ts';
 import { createLogger } from './logger.ts';
 import { FailOpenRateLimiter } from './rate-limit/fail-open.ts';
 import { MemoryRateLimiter } from './rate-limit/memory.ts';
-import { connectRedis, RedisRateLimiter, redisReady } from './rate-limit/redis.ts';
+import { connectRedis, RedisRateLimiter, redisReady, redisTarget } from './rate-limit/redis.ts';
+import { RedisStreamSlots } from './rate-limit/stream-slots.ts';
 import { openStore } from './storage/index.ts';
 
 export interface RunningServer {
@@ -127,6 +128,7 @@ export function startWorker(
   });
   forwarder.start();
   commits?.onForwardingQueued(forwarder.wake);
+  commits?.onReplayAccepted(forwarder.wakeReplays);
   return {
     wake: () => {
       worker.wake();
@@ -156,11 +158,15 @@ export async function createRateLimiter(
   const redis = connectRedis(config.redisUrl);
   // Start even when Redis is not there (fail open), but give it a moment first.
   const ready = await redisReady(redis, 2_000);
+  const target = redisTarget(config.redisUrl);
   if (!ready) {
-    logger.warn('Redis not reachable at start: rate limits are per instance until it answers');
+    logger.warn(
+      `Redis at ${target} not reachable at start: rate limits are per instance until it answers`,
+    );
   }
   return new FailOpenRateLimiter(new RedisRateLimiter(redis), new MemoryRateLimiter(), logger, {
     degraded: !ready,
+    target,
     ...(metrics && { fallback: metrics.rateLimitFallback }),
   });
 }
@@ -280,6 +286,20 @@ export async function startServer(
     opened.push(stopSweep);
     const rateLimiter = await createRateLimiter(config, logger, metrics);
     if (rateLimiter) opened.push(() => rateLimiter.close());
+    // Live-tail streams per account (contract §21): counted across instances in Redis.
+    let streamSlots: RedisStreamSlots | undefined;
+    if (config.redisUrl !== undefined) {
+      const redis = connectRedis(config.redisUrl);
+      opened.push(async () => {
+        redis.disconnect();
+      });
+      let warned = false;
+      streamSlots = new RedisStreamSlots(redis, (error) => {
+        if (warned) return;
+        warned = true;
+        logger.warn({ err: error }, 'Redis not answering: live-tail streams counted per instance');
+      });
+    }
     // Destination test sends go where the worker sends (TRACKWAY_META_API_URL …).
     const platforms = createPlatformGateway(config.platformUrls);
     opened.push(() => platforms.close());
@@ -292,6 +312,7 @@ export async function startServer(
       logger,
       rateLimiter,
       commits,
+      ...(streamSlots && { streamSlots }),
     });
     opened.push(() => app.close());
     let address: string;

@@ -22,7 +22,9 @@ describe('package.json: what `npm install --omit=dev` brings to production', () 
     for (const name of ['tsx', 'ts-node', 'typescript', 'esbuild']) {
       assert.equal(pkg.dependencies[name], undefined, `${name} is a production dependency`);
     }
-    assert.match(pkg.scripts.start, /^node bin\/trackway\.js serve$/);
+    // `exec`: the shell npm runs the script in becomes the server, so a SIGTERM to npm reaches
+    // it (issue 30); without it the shell dies and the server is left running.
+    assert.match(pkg.scripts.start, /^exec node bin\/trackway\.js serve$/);
   });
 
   it('installs only packages whose engines admit the oldest Node that `engines` allows', () => {
@@ -37,6 +39,27 @@ describe('package.json: what `npm install --omit=dev` brings to production', () 
           : [];
       });
     assert.deepEqual(refusing, [], `engines says ${pkg.engines.node}`);
+  });
+
+  it('is tested in CI on the oldest Node `engines` admits and on a supported LTS (issue 30)', () => {
+    const ci = readFileSync(new URL('.ci/run', root), 'utf8');
+    assert.match(ci, /^npm test$/m, 'the suite on the Node on PATH (the oldest)');
+    assert.match(ci, /^scripts\/test-on-lts\.sh$/m, 'and again on the LTS');
+    const script = readFileSync(new URL('scripts/test-on-lts.sh', root), 'utf8');
+    const major = Number(/TRACKWAY_LTS_NODE:-node@(\d+)\}/.exec(script)?.[1]);
+    // The Node.js release schedule's end-of-life dates: when the LTS tested here reaches its
+    // own, this fails as a reminder to move to the next.
+    const endOfLife: Record<number, string> = {
+      22: '2027-04-30',
+      24: '2028-04-30',
+      26: '2029-04-30',
+    };
+    assert.ok(endOfLife[major], `node@${major} is not an LTS line this test knows`);
+    assert.ok(
+      new Date() < new Date(endOfLife[major]!),
+      `node@${major} reached its end of life on ${endOfLife[major]}`,
+    );
+    assert.ok(semver.satisfies(`${major}.0.0`, pkg.engines.node), 'engines admits the LTS too');
   });
 });
 

@@ -6,49 +6,11 @@
  * event stored.
  */
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
-import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { dropSchema, freshSchemaName, TEST_DATABASE_URL } from './harness.ts';
 import { runCli, startServerProcess } from './process.ts';
-
-/** Forwards to PostgreSQL; `cut()` drops every connection and refuses new ones. */
-async function startProxy(target: URL) {
-  const sockets = new Set<Socket>();
-  let up = true;
-  const server: Server = createServer((client) => {
-    if (!up) return client.destroy();
-    const upstream = connect(Number(target.port || 5432), target.hostname);
-    sockets.add(client);
-    sockets.add(upstream);
-    client.pipe(upstream).pipe(client);
-    const close = () => {
-      client.destroy();
-      upstream.destroy();
-      sockets.delete(client);
-      sockets.delete(upstream);
-    };
-    client.on('error', close).on('close', close);
-    upstream.on('error', close).on('close', close);
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return {
-    port: (server.address() as AddressInfo).port,
-    cut() {
-      up = false;
-      for (const socket of sockets) socket.destroy();
-    },
-    restore() {
-      up = true;
-    },
-    async close() {
-      this.cut();
-      server.close();
-    },
-  };
-}
+import { startProxy } from './tcp-proxy.ts';
 
 describe('PostgreSQL outage under load (real process, TCP proxy)', () => {
   const schema = freshSchemaName();

@@ -48,4 +48,20 @@ describe('README and docs/', () => {
     }
     assert.match(read('README.md'), /^export TRACKWAY_URL=http:\/\/127\.0\.0\.1:8080\b/m);
   });
+
+  it('keep RELIABILITY.md one table, each fault in it once (issue 30: it held its table twice)', () => {
+    const text = read('RELIABILITY.md');
+    const headers = text.split('\n').filter((line) => /^\| fault or attack +\|/.test(line));
+    assert.equal(headers.length, 1, 'one table');
+    // The rows of that table: from its header to the first line that is not a table row.
+    const lines = text.split('\n');
+    const start = lines.findIndex((line) => /^\| fault or attack +\|/.test(line));
+    const end = lines.findIndex((line, i) => i > start && !line.startsWith('|'));
+    const faults = lines
+      .slice(start, end === -1 ? undefined : end)
+      .filter((line) => line.startsWith('| ') && !/^\| (fault or attack|-)/.test(line))
+      .map((line) => line.split(/(?<!\\)\|/)[1]!.trim());
+    const twice = faults.filter((fault, i) => faults.indexOf(fault) !== i);
+    assert.deepEqual(twice, [], 'rows that appear twice');
+  });
 });

@@ -6,11 +6,20 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
 import { createAccount } from '../src/domain/accounts/accounts.ts';
 import { systemClock } from '../src/domain/ports.ts';
+import { QUERY_TIMEOUT_MS } from '../src/storage/postgres/database.ts';
 import { PostgresStore } from '../src/storage/postgres/store.ts';
 import { SqliteStore } from '../src/storage/sqlite/store.ts';
-import { dropSchema, freshSchemaName, postgresAvailable, postgresUrl, tempDir } from './harness.ts';
+import {
+  dropSchema,
+  freshSchemaName,
+  postgresAvailable,
+  postgresUrl,
+  TEST_DATABASE_URL,
+  tempDir,
+} from './harness.ts';
 import { type ServerProcess, startServerProcess } from './process.ts';
 
 /** About 110 MB of ndjson; as JavaScript objects, several times the heap the server gets. */
@@ -82,8 +91,29 @@ const postgres = (): Target => {
          VALUES ($1, $2, 'Shop', 'shop.example.com', 'shop.example.com', 'active', now(), now())`,
         [PIXEL, account.id],
       );
-      await store.pool.query(
-        `INSERT INTO events (account_id, pixel_id, event_id, event_name, value, currency, timestamp,
+      await store.close();
+      // The bulk fill runs on its own connection, without the store pool's query timeout
+      // (QUERY_TIMEOUT_MS, for requests): on a loaded machine 300,000 rows can take longer
+      // than that, and a set-up must not depend on the machine being idle (issue 30 item 13).
+      const fill = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await fill.connect();
+      // What a busy machine does to the fill, made certain: a concurrent transaction holds
+      // the table for longer than the store's query timeout. The fill must simply wait.
+      const busy = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await busy.connect();
+      await busy.query(`SET search_path TO ${schema}`);
+      await busy.query('BEGIN');
+      await busy.query('LOCK TABLE events IN SHARE MODE');
+      const released = new Promise((resolve) => setTimeout(resolve, QUERY_TIMEOUT_MS + 500)).then(
+        async () => {
+          await busy.query('COMMIT');
+          await busy.end();
+        },
+      );
+      try {
+        await fill.query(`SET search_path TO ${schema}`);
+        await fill.query(
+          `INSERT INTO events (account_id, pixel_id, event_id, event_name, value, currency, timestamp,
            received_at, url, user_data, custom_data)
          SELECT $1, $2, 'evt_' || i, 'Purchase', i, 'USD',
            date_trunc('milliseconds', now()) - i * interval '1 second', date_trunc('milliseconds', now()),
@@ -91,12 +121,15 @@ const postgres = (): Target => {
            json_build_object('email', md5(i::text) || md5((i + 1)::text)),
            json_build_object('order', i, 'sku', 'SKU-' || i)
            FROM generate_series(1, $3::int) AS i`,
-        [account.id, PIXEL, EVENTS],
-      );
-      // As autovacuum would soon: without statistics on a table filled in one statement, the
-      // planner sorts every match for each page instead of walking the index.
-      await store.pool.query('ANALYZE events');
-      await store.close();
+          [account.id, PIXEL, EVENTS],
+        );
+        // As autovacuum would soon: without statistics on a table filled in one statement,
+        // the planner sorts every match for each page instead of walking the index.
+        await fill.query('ANALYZE events');
+      } finally {
+        await released;
+        await fill.end();
+      }
       return { env: { DATABASE_URL: url }, apiKey, pixelId: PIXEL };
     },
     async cleanup() {

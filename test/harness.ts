@@ -21,6 +21,7 @@ import type { Clock, RateLimiter, Store, Timers } from '../src/domain/ports.ts';
 import { type App, buildApp } from '../src/http/app.ts';
 import type { Metrics } from '../src/http/metrics.ts';
 import { MemoryRateLimiter } from '../src/rate-limit/memory.ts';
+import type { StreamSlots } from '../src/rate-limit/stream-slots.ts';
 import { announceCommits } from '../src/storage/announce.ts';
 import { PostgresStore } from '../src/storage/postgres/store.ts';
 import { SqliteStore } from '../src/storage/sqlite/store.ts';
@@ -211,6 +212,8 @@ export interface HarnessOptions {
   platformUrls?: { meta: string; ga4: string; tiktok: string };
   /** The app's logger, for a test that reads what is logged (defaults to the capture). */
   logger?: Logger;
+  /** Live-tail slots (e.g. Redis-backed, shared by two apps); per app when left out. */
+  streamSlots?: StreamSlots;
 }
 
 export async function startHarness(
@@ -238,6 +241,7 @@ export async function startHarness(
     rateLimiter: options.rateLimiter === undefined ? new MemoryRateLimiter() : options.rateLimiter,
     ...(options.metrics && { metrics: options.metrics }),
     ...(platforms && { platforms }),
+    ...(options.streamSlots && { streamSlots: options.streamSlots }),
     ...(options.liveTailHeartbeatMs !== undefined && {
       liveTailHeartbeatMs: options.liveTailHeartbeatMs,
     }),

@@ -156,8 +156,8 @@ describe('Redis outage: fail open to per-instance limits, then recover (real pro
       // The instance counts on its own now, from its own (empty) memory.
       assert.equal(res.headers.get('x-ratelimit-remaining'), String(499 - i));
     }
-    await waitForOutput(server, /Redis unreachable/);
-    const warnings = server.output().match(/Redis unreachable/g) ?? [];
+    await waitForOutput(server, /Redis at \S+ unreachable/);
+    const warnings = server.output().match(/Redis at \S+ unreachable/g) ?? [];
     assert.equal(warnings.length, 1, server.output());
 
     redis = await startRedisServer(redis.port);
@@ -174,6 +174,6 @@ describe('Redis outage: fail open to per-instance limits, then recover (real pro
     const res = await call(server, api_key);
     assert.equal(res.headers.get('x-ratelimit-remaining'), '498');
     assert.equal(await minuteCount(account_id), 2);
-    await waitForOutput(server, /Redis reachable again/);
+    await waitForOutput(server, /Redis at \S+ reachable again/);
   });
 });

@@ -126,6 +126,7 @@ describe('trackway serve + CLI on the embedded default (real process, real HTTP)
     assert.deepEqual(Object.keys(newKey).sort(), [
       'account_id',
       'api_key',
+      'id',
       'key_id',
       'name',
       'scope',
@@ -151,6 +152,7 @@ describe('trackway serve + CLI on the embedded default (real process, real HTTP)
     for (const key of keys) {
       assert.deepEqual(Object.keys(key).sort(), [
         'created_at',
+        'id',
         'key_id',
         'last4',
         'name',

@@ -4,6 +4,7 @@
  * the part that concerns the command.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { after, describe, it } from 'node:test';
@@ -170,6 +171,7 @@ describe('trackway accounts list', () => {
     assert.deepEqual(Object.keys(accounts[0]).sort(), [
       'account_id',
       'created_at',
+      'id',
       'limits',
       'name',
       'plan',
@@ -264,5 +266,77 @@ describe('trackway keys create', () => {
     const empty = await cli('keys', 'create', '--account', 'acct_x', '--name', '  ');
     assert.equal(empty.code, 2);
     assert.match(empty.stderr, /^--name must be 1 to 100 characters\n/);
+  });
+});
+
+describe('what testers from outside tripped on (issue 30)', () => {
+  it('--version prints the version, as text and JSON', async () => {
+    const { version } = JSON.parse(
+      readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
+    ) as { version: string };
+    const text = await cli('--version');
+    assert.deepEqual(text, { code: 0, stdout: `trackway ${version}\n`, stderr: '' });
+    const json = await cli('--version', '--json');
+    assert.deepEqual(JSON.parse(json.stdout), { version });
+    const withCommand = await cli('keys', 'list', '--version');
+    assert.equal(withCommand.code, 2);
+    assert.match(withCommand.stderr, /^keys list does not take --version/);
+  });
+
+  it('`help worker` and `help serve` say the worker forwards to ad platforms too', async () => {
+    for (const command of ['worker', 'serve']) {
+      const res = await cli('help', command);
+      assert.equal(res.code, 0);
+      assert.match(res.stdout, /webhooks, and forwarding to ad platforms/, command);
+    }
+  });
+
+  it('--json names each object’s own id `id`, as the API does, and a script can use it', async () => {
+    const made = JSON.parse(
+      (await cli('accounts', 'create', '--name', 'Ids', '--plan', 'pro', '--json')).stdout,
+    );
+    assert.match(made.id, /^acct_/);
+    assert.equal(made.account_id, made.id, 'the contract’s name is kept beside it');
+    // The tester's script read `.id` and got "No account undefined": now it reads the account.
+    const shown = await cli('accounts', 'show', '--account', made.id, '--json');
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.equal(JSON.parse(shown.stdout).id, made.id);
+    const key = JSON.parse(
+      (await cli('keys', 'create', '--account', made.id, '--name', 'CI', '--json')).stdout,
+    );
+    assert.match(key.id, /^key_/);
+    assert.equal(key.key_id, key.id);
+    assert.equal(key.account_id, made.id, 'a reference to another object keeps its name');
+    const listed = JSON.parse((await cli('keys', 'list', '--account', made.id, '--json')).stdout);
+    assert.ok(listed.keys.some((k: { id: string }) => k.id === key.id));
+    const planned = JSON.parse(
+      (await cli('plans', 'set', '--account', made.id, '--plan', 'ultra', '--json')).stdout,
+    );
+    assert.equal(planned.id, made.id);
+    const revoked = JSON.parse((await cli('keys', 'revoke', '--key-id', key.id, '--json')).stdout);
+    assert.equal(revoked.id, key.id);
+  });
+
+  it('revoking a key revoked already exits 1 saying so; an unknown account is named', async () => {
+    const made = JSON.parse(
+      (await cli('accounts', 'create', '--name', 'Twice', '--plan', 'pro', '--json')).stdout,
+    );
+    const key = JSON.parse((await cli('keys', 'create', '--account', made.id, '--json')).stdout);
+    const first = await cli('keys', 'revoke', '--key-id', key.id);
+    assert.equal(first.code, 0, first.stderr);
+    assert.equal(first.stdout, `Revoked key ${key.id}.\n`);
+    const again = await cli('keys', 'revoke', '--key-id', key.id);
+    assert.equal(again.code, 1);
+    assert.equal(again.stdout, '');
+    assert.match(
+      again.stderr,
+      new RegExp(`^Key ${key.id} was already revoked at \\S+Z; nothing changed\n$`),
+    );
+    const json = await cli('keys', 'revoke', '--key-id', key.id, '--json');
+    assert.equal(json.code, 1);
+    assert.equal(JSON.parse(json.stderr).error, 'Invalid request');
+    const nobody = await cli('plans', 'set', '--account', 'acct_nope', '--plan', 'pro');
+    assert.equal(nobody.code, 1);
+    assert.equal(nobody.stderr, 'No such account: acct_nope\n');
   });
 });

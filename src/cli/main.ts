@@ -6,6 +6,7 @@
  * command at hand.
  */
 
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { type Env, loadConfig, wantsStackTraces } from '../config.ts';
 import {
@@ -49,6 +50,7 @@ class UsageError extends Error {
 const OPTIONS = {
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
   name: { type: 'string' },
   plan: { type: 'string' },
   status: { type: 'string' },
@@ -76,10 +78,16 @@ interface CommandSpec {
 const COMMANDS = {
   serve: {
     synopsis: 'serve',
-    summary: 'start the HTTP API (and the webhook delivery worker)',
+    summary:
+      'start the HTTP API (and the delivery workers: webhooks, and forwarding to ad platforms)',
     options: [],
   },
-  worker: { synopsis: 'worker', summary: 'run the webhook delivery worker alone', options: [] },
+  worker: {
+    synopsis: 'worker',
+    summary:
+      'run the delivery workers alone: webhooks, and forwarding to ad platforms (with TRACKWAY_WORKER=false on the API)',
+    options: [],
+  },
   migrate: { synopsis: 'migrate', summary: 'apply pending database migrations', options: [] },
   'accounts create': {
     synopsis: 'accounts create --name N --plan P',
@@ -154,6 +162,7 @@ function usageText(topic: string | null): string {
           '',
           `Plans: ${PLAN_NAMES.join(', ')}. Statuses: ${SUBSCRIPTION_STATUSES.join(', ')}.`,
           'Configuration comes from the environment (DATABASE_URL, PORT, HOST, …; see README).',
+          '`trackway --version` prints the version.',
         ]
       : [];
   return [names.length === 1 ? 'Usage:' : 'Usage:', ...lines, ...footer].join('\n');
@@ -249,6 +258,9 @@ const iso = (d: Date | null) => (d === null ? null : d.toISOString());
 function accountJson(account: Account) {
   const limits = effectiveLimits(account);
   return {
+    // `id` as the API names an object's own id; `account_id` as contract §9 names it (kept:
+    // scripts rely on it).
+    id: account.id,
     account_id: account.id,
     name: account.name,
     plan: account.plan,
@@ -260,6 +272,7 @@ function accountJson(account: Account) {
 
 function keyJson(key: ManagedKey) {
   return {
+    id: key.id,
     key_id: key.id,
     name: key.name,
     scope: key.scope,
@@ -295,7 +308,7 @@ async function runCommand(command: CommandName, values: Values, env: Env): Promi
       const plan = planName(values, command)!;
       const { account, apiKey } = await withStore(env, (op) => createAccount(op, { name, plan }));
       return {
-        json: { account_id: account.id, api_key: apiKey },
+        json: { id: account.id, account_id: account.id, api_key: apiKey },
         text: `Created account ${account.id} (${account.name}, plan ${plan}).\nAPI key (shown only once): ${apiKey}`,
       };
     }
@@ -340,6 +353,7 @@ async function runCommand(command: CommandName, values: Values, env: Env): Promi
       const named = key.name === '' ? '' : ` "${key.name}"`;
       return {
         json: {
+          id: key.keyId,
           key_id: key.keyId,
           api_key: key.apiKey,
           account_id: key.accountId,
@@ -358,7 +372,12 @@ async function runCommand(command: CommandName, values: Values, env: Env): Promi
       const keyId = required(values, command, 'key-id');
       const key = await withStore(env, (op) => revokeKey(op, keyId));
       return {
-        json: { key_id: key.id, account_id: key.accountId, revoked_at: iso(key.revokedAt) },
+        json: {
+          id: key.id,
+          key_id: key.id,
+          account_id: key.accountId,
+          revoked_at: iso(key.revokedAt),
+        },
         text: `Revoked key ${key.id}.`,
       };
     }
@@ -404,13 +423,13 @@ async function runCommand(command: CommandName, values: Values, env: Env): Promi
           Object.keys(change).length > 0
             ? (await setPlan(op, accountId, change)).after
             : await op.store.accounts.getAccount(accountId);
-        if (!changed) throw new OperatorError(`No account ${accountId}`);
+        if (!changed) throw new OperatorError(`No such account: ${accountId}`);
         if (retentionDays !== undefined) await setRetentionDays(op, accountId, retentionDays);
         return { after: changed, retention: await retentionOf(op.store, changed) };
       });
-      const { account_id, plan: newPlan, status, limits } = accountJson(after);
+      const { id, account_id, plan: newPlan, status, limits } = accountJson(after);
       return {
-        json: { account_id, plan: newPlan, status, limits, retention_days: retention },
+        json: { id, account_id, plan: newPlan, status, limits, retention_days: retention },
         text: `Account ${account_id}: plan ${newPlan}, status ${status}, ${limits.requests_per_minute}/min, ${limits.daily_limit}/day, events kept ${retention === null ? 'forever' : `${retention} days`}.`,
       };
     }
@@ -493,6 +512,12 @@ async function runWorker(env: Env, json: boolean, io: Io): Promise<void> {
       ? `${JSON.stringify({ worker: 'running', pid: process.pid })}\n`
       : 'Trackway delivery worker running\n',
   );
+}
+
+/** The installed version, from the package.json beside src/ and dist/ alike. */
+function version(): string {
+  const file = new URL('../../package.json', import.meta.url);
+  return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
 }
 
 export interface Io {
@@ -595,7 +620,7 @@ export async function main(
   };
 
   let values: Values;
-  let target: ReturnType<typeof resolve>;
+  let target: ReturnType<typeof resolve> | { version: true };
   try {
     let parsed: { values: Values; positionals: string[] };
     try {
@@ -615,13 +640,23 @@ export async function main(
       throw new UsageError((error as Error).message.split('. To specify')[0]!, usage);
     }
     values = parsed.values;
-    target = resolve(parsed.positionals, values.help === true);
+    // `trackway --version` alone; with a command it is an option that command does not take.
+    target =
+      values.version === true && parsed.positionals.length === 0
+        ? { version: true }
+        : resolve(parsed.positionals, values.help === true);
     if ('command' in target) checkOptions(target.command, values);
   } catch (error) {
     return fail(error as Error, USAGE_EXIT);
   }
 
   try {
+    if ('version' in target) {
+      io.stdout.write(
+        json ? `${JSON.stringify({ version: version() })}\n` : `trackway ${version()}\n`,
+      );
+      return 0;
+    }
     if ('help' in target) {
       io.stdout.write(
         json ? `${JSON.stringify(helpJson(target.help))}\n` : `${usageText(target.help)}\n`,

@@ -257,7 +257,7 @@ for (const kind of await testStores()) {
       assert.equal((await state(pixel, dst)).state, 'active');
     });
 
-    it('TikTok: forwards with TikTok’s names (Purchase → CompletePayment)', async () => {
+    it('TikTok: forwards with TikTok’s current names (Purchase → Purchase)', async () => {
       const pixel = await h.pixel(acme);
       await destination(pixel, 'tiktok');
       await track(pixel, 'tt', 3, { name: 'Purchase', value: 9.99 });
@@ -268,7 +268,7 @@ for (const kind of await testStores()) {
       const body = request.json as Record<string, unknown>;
       assert.equal(body['event_source_id'], tiktok.pixelCode);
       const sent = tiktok.events.find((e) => e['event_id'] === 'tt-0')!;
-      assert.equal(sent['event'], 'CompletePayment');
+      assert.equal(sent['event'], 'Purchase');
       assert.equal((sent['properties'] as Record<string, unknown>)['value'], 9.99);
       const user = sent['user'] as Record<string, unknown>;
       assert.match(String(user['email']), /^[0-9a-f]{64}$/);

@@ -11,6 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { isolateRefusal } from '../domain/forwarding/batch-isolation.ts';
+import { buildForDestination } from '../domain/forwarding/consent-gate.ts';
 import type {
   BuiltBatch,
   Destination,
@@ -18,21 +19,14 @@ import type {
   PlatformRequest,
 } from '../domain/forwarding/model.ts';
 import { requestUrl } from '../domain/forwarding/model.ts';
-import {
-  PLATFORM_ADAPTERS,
-  receiptOf,
-  subRequest,
-} from '../domain/forwarding/platform-adapters.ts';
 import { excerpt, type Verdict } from '../domain/forwarding/platform-response.ts';
-import {
-  MAX_EVENTS_PER_REQUEST,
-  PLATFORM_WINDOW_MS,
-  type Platform,
-} from '../domain/forwarding/platforms.ts';
+import type { PlatformModule } from '../domain/forwarding/platforms/platform.ts';
+import { type Platform, platformModule } from '../domain/forwarding/platforms/registry.ts';
 import type { WebhookEvent } from '../domain/model.ts';
 import type {
   ClaimedBatch,
   ClaimedJob,
+  ClaimedReplay,
   Clock,
   ForwardAttempt,
   ForwardingSource,
@@ -68,6 +62,8 @@ export interface ForwardingWorkerOptions {
   /** How long a claim is exclusive: longer than a batch with its bisection may take. */
   leaseMs?: number;
   pollMs?: number;
+  /** The longest a worker waits before looking for replays it was not told of. */
+  replayPollMs?: number;
   random?: () => number;
   metrics?: ForwardingMetrics;
 }
@@ -93,6 +89,9 @@ export class ForwardingWorker {
   /** Destinations with a batch in flight in this worker. */
   private readonly busy = new Set<string>();
   private readonly loop: WorkLoop;
+  /** Advances recorded replays (contract §21), one at a time, beside the sends. */
+  private readonly replays: WorkLoop;
+  private replaying = false;
   private readonly concurrency: number;
   private readonly leaseMs: number;
   private readonly random: () => number;
@@ -110,22 +109,78 @@ export class ForwardingWorker {
       look: (now) => this.claim(now),
       failed: (error) => options.logger.error({ err: error }, 'forwarding claim failed'),
     });
+    this.replays = new WorkLoop({
+      clock: options.clock,
+      // Replays recorded by another process, or left by a dead one (its lease runs out).
+      pollMs: options.replayPollMs ?? 1_000,
+      look: (now) => this.claimReplay(now),
+      failed: (error) => options.logger.error({ err: error }, 'replay claim failed'),
+    });
   }
 
   start(): void {
     this.loop.start();
+    this.replays.start();
   }
 
   /** Look for work now: called after every commit that may have queued jobs. */
   wake = (): void => this.loop.wake();
 
+  /** Look for replays to queue now: called when one was recorded. */
+  wakeReplays = (): void => this.replays.wake();
+
   /** Stops claiming, then waits for the batches in flight to be settled. */
-  stop(): Promise<void> {
-    return this.loop.stop();
+  async stop(): Promise<void> {
+    await Promise.all([this.loop.stop(), this.replays.stop()]);
+  }
+
+  private async claimReplay(now: Date): Promise<Look> {
+    if (this.replaying) return { claimed: 0, next: null };
+    const replay = await this.options.store.claimReplay({
+      owner: this.owner,
+      now,
+      leaseMs: this.leaseMs,
+    });
+    if (replay === null) return { claimed: 0, next: null };
+    this.replaying = true;
+    this.replays.track(
+      this.runReplay(replay)
+        .catch((error) =>
+          this.options.logger.error(
+            { err: error, replay_id: replay.id },
+            'replay interrupted; it resumes from its last chunk when its lease ends',
+          ),
+        )
+        .finally(() => {
+          this.replaying = false;
+          this.wakeReplays();
+        }),
+    );
+    return { claimed: 1, next: null };
+  }
+
+  /**
+   * Queues a replay's events chunk by chunk, each chunk one short transaction, pausing after
+   * each as long as it took: the replay has at most half of the process (and of SQLite's one
+   * writer) while requests have the rest, like the retention purge (domain/lifecycle).
+   */
+  private async runReplay(replay: ClaimedReplay): Promise<void> {
+    while (!this.replays.stopping) {
+      const started = performance.now();
+      const step = await this.options.store.advanceReplay({
+        replay,
+        owner: this.owner,
+        now: this.options.clock.now(),
+        leaseMs: this.leaseMs,
+      });
+      if (step === null || step.done) return;
+      const took = performance.now() - started;
+      await new Promise<void>((resolve) => setTimeout(resolve, Math.min(took, 1_000)));
+    }
   }
 
   private batchSize(platform: Platform): number {
-    const max = MAX_EVENTS_PER_REQUEST[platform];
+    const max = platformModule(platform).limits.eventsPerRequest;
     return Math.max(1, Math.min(max, this.options.batchSize?.[platform] ?? max));
   }
 
@@ -235,9 +290,10 @@ export class ForwardingWorker {
       d.type,
     );
     const byId = new Map(loaded.map((f) => [f.event.eventId, f]));
-    const built = PLATFORM_ADAPTERS[d.type].build(
-      jobs.flatMap((j) => byId.get(j.eventId) ?? []),
+    const built = buildForDestination(
+      platformModule(d.type),
       d.config,
+      jobs.flatMap((j) => byId.get(j.eventId) ?? []),
       { now: this.options.clock.now() },
     );
     return { batch, byId, built };
@@ -310,7 +366,9 @@ export class ForwardingWorker {
             platform: d.type,
             forwarded_at: at.toISOString(),
             platform_response:
-              result?.verdict.kind === 'success' ? receiptOf(result.verdict.receipt) : {},
+              result?.verdict.kind === 'success'
+                ? receiptOf(platformModule(d.type), result.verdict.receipt)
+                : {},
           },
         });
         this.options.metrics?.deliveryLatency.observe(
@@ -371,7 +429,7 @@ export class ForwardingWorker {
     request: PlatformRequest,
     results: Map<string, EventResult>,
   ): Promise<void> {
-    const adapter = PLATFORM_ADAPTERS[d.type];
+    const adapter = platformModule(d.type);
     const attemptedAt = this.options.clock.now();
     const { answer, durationMs } = await this.options.sender.send(
       requestUrl(this.options.baseUrls[d.type], request),
@@ -392,10 +450,10 @@ export class ForwardingWorker {
       result.verdict = verdict;
       results.set(id, result);
     }
-    const isolation = isolateRefusal(d.type, verdict, request.eventIds.length);
-    if (isolation.kind !== 'split') return;
+    const isolation = isolateRefusal(adapter, verdict, request.eventIds.length);
+    if (isolation.kind !== 'split' || !adapter.subRequest) return;
     for (const [start, end] of isolation.parts) {
-      await this.sendIsolated(d, subRequest(request, start, end), results);
+      await this.sendIsolated(d, adapter.subRequest(request, start, end), results);
     }
   }
 
@@ -458,7 +516,7 @@ export class ForwardingWorker {
         if (retryAt === null) {
           return { ...base, status: 'failed', lastError: `retries exhausted: ${verdict.message}` };
         }
-        const window = PLATFORM_WINDOW_MS[d.type];
+        const window = platformModule(d.type).windowMs(forwardable.actionSource);
         if (window !== null && retryAt.getTime() > forwardable.event.timestamp.getTime() + window) {
           return {
             ...base,
@@ -481,4 +539,16 @@ export class ForwardingWorker {
     if (d.state === 'failing') return { state: 'active', lastError: null };
     return null;
   }
+}
+
+/** What `event.forwarded` carries of a receipt (Meta's `fbtrace_id` and `events_received` …). */
+function receiptOf(
+  platform: PlatformModule,
+  receipt: Record<string, unknown>,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of platform.receiptKeys) {
+    if (receipt[key] !== undefined) out[key] = receipt[key];
+  }
+  return out;
 }

@@ -7,7 +7,7 @@
 import { Agent, request } from 'undici';
 import { type PlatformRequest, requestUrl } from '../domain/forwarding/model.ts';
 import type { PlatformAnswer } from '../domain/forwarding/platform-response.ts';
-import type { Platform } from '../domain/forwarding/platforms.ts';
+import type { Platform } from '../domain/forwarding/platforms/registry.ts';
 import type { PlatformGateway } from '../domain/ports.ts';
 
 /** The most of an answer read: classifiers parse the error body; the ledger keeps 1 KB. */

@@ -9,6 +9,15 @@ export class CommitSignal implements CommitNotifier {
   private readonly outbox: Array<() => void> = [];
   private readonly events: Array<(counts: StoredCounts) => void> = [];
   private readonly forwarding: Array<() => void> = [];
+  private readonly replays: Array<() => void> = [];
+
+  onReplayAccepted(listener: () => void): void {
+    this.replays.push(listener);
+  }
+
+  replayAccepted(): void {
+    for (const listener of this.replays) listener();
+  }
 
   onForwardingQueued(listener: () => void): void {
     this.forwarding.push(listener);

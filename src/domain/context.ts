@@ -13,6 +13,11 @@ export interface Context {
    * the store, so they are never stale (issue 15 item 1). The store's lookup when left out.
    */
   pixelForTracking?: (accountId: string, pixelId: string) => Promise<Pixel | null>;
+  /**
+   * Told the `user_data` values (`user_data.phone` …) left out of an event that was stored or
+   * deduplicated (contract §19), for the metric that counts them by field.
+   */
+  droppedValues?: (fields: readonly string[]) => void;
 }
 
 /** The lookup the track path checks pixels with (see `Context.pixelForTracking`). */

@@ -8,6 +8,7 @@ export type ErrorCode =
   | 'unauthorized'
   | 'forbidden'
   | 'not_found'
+  | 'method_not_allowed'
   | 'conflict'
   | 'payload_too_large'
   | 'unsupported_media_type'
@@ -51,8 +52,8 @@ export const RATE_LIMIT_MESSAGE = 'Too many requests. Please try again later.';
 export class RateLimitedError extends TrackwayError {
   readonly retryAfter: number;
 
-  constructor(retryAfter: number) {
-    super('rate_limited', RATE_LIMIT_MESSAGE);
+  constructor(retryAfter: number, message: string = RATE_LIMIT_MESSAGE) {
+    super('rate_limited', message);
     this.retryAfter = retryAfter;
   }
 }

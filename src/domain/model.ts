@@ -1,7 +1,7 @@
 /** The records the domain works with. Times are `Date`s here; adapters choose their encoding. */
 import type { PlanName, SubscriptionStatus } from './accounts/plans.ts';
+import type { Consent } from './consent.ts';
 import type { ActionSource, RawMatchKeys } from './forwarding/match-keys.ts';
-import type { PlatformHashes, PlatformLocation } from './forwarding/platform-user-data.ts';
 
 /**
  * What a visitor's browser told us that platforms match on, raw (collect/browser-event.ts makes
@@ -102,12 +102,21 @@ export interface TrackedEvent {
   visitor?: VisitorKeys;
   /** The local match quality estimate, computed at ingestion (absent: computed from userData). */
   matchQuality?: MatchQuality;
+  /** The caller's consent (contract §16); null or absent when none was given. */
+  consent?: Consent | null;
   /**
    * What ingestion derived for forwarding; only the insert reads it, and reads never fill it.
    * The hashes are stored with the event; the raw keys and unhashed location are stored APART
    * (event_match_keys, erased 7 days after `timestamp`), never in the record.
    */
   ingested?: IngestedMatchData;
+  /**
+   * The `user_data` values left out because they could not be used (contract §19), as dotted
+   * paths (`user_data.phone`): stored with the event. Absent or empty: nothing was dropped.
+   */
+  dropped?: readonly string[];
+  /** What the answer to the request that carried it warns of; set at ingestion, not stored. */
+  warnings?: readonly string[];
 }
 
 /**
@@ -124,6 +133,14 @@ export interface MatchQuality {
   /** The keys filled from the visitor's browser (identity stitching), when any were. */
   enriched?: string[];
 }
+
+/** Each platform's hashes of one event's contact data, by platform type. */
+export type PlatformHashes = Readonly<Record<string, Readonly<Record<string, string>> | undefined>>;
+
+/** The unhashed coarse location some platforms want, by platform type (kept ≤ 7 days). */
+export type PlatformLocation = Readonly<
+  Record<string, Readonly<Record<string, string>> | undefined>
+>;
 
 /** Per-platform hashes and the raw match data of one event, as ingestion computed them. */
 export interface IngestedMatchData {

@@ -6,7 +6,7 @@
 
 import type { Destination, ForwardableEvent, PlatformRequest } from './forwarding/model.ts';
 import type { PlatformAnswer } from './forwarding/platform-response.ts';
-import type { Platform } from './forwarding/platforms.ts';
+import type { Platform } from './forwarding/platforms/registry.ts';
 import type {
   Account,
   ApiKeyRecord,
@@ -263,6 +263,8 @@ export interface CommitNotifier {
    * destination resumed, a replay): the forwarding worker looks for due work.
    */
   forwardingQueued(): void;
+  /** A replay was recorded: a forwarding worker starts queueing its events. */
+  replayAccepted(): void;
 }
 
 export interface Store {
@@ -295,8 +297,10 @@ export interface NewManagedKeyRow extends NewApiKeyRow {
 /** The keys API's view of api_keys: names, scopes and last use, always scoped by account. */
 export interface KeyStore {
   createKey(key: NewManagedKeyRow): Promise<void>;
-  /** Oldest first, revoked keys included. */
+  /** Oldest first, revoked keys included (the operator CLI: every key). */
   listKeys(accountId: string): Promise<ManagedKey[]>;
+  /** The same order, one page of it, and how many keys the account has. */
+  pageKeys(accountId: string, page: Page): Promise<{ keys: ManagedKey[]; total: number }>;
   /** Marks the account's key revoked (idempotent); `null` when the account has no such key. */
   revokeKey(accountId: string, keyId: string, at: Date): Promise<ManagedKey | null>;
   /** Records a use of the key; callers throttle it (one write a minute per key). */
@@ -323,6 +327,18 @@ export interface StatsStore {
    * straight from its rows) it costs a fraction of rows → objects → serializer.
    */
   eventStatsJson(query: StatsQuery): Promise<string>;
+  /**
+   * The range for a chart, bounded whatever the number of names: the `top` names with the
+   * most events in the range, bucket by bucket, and every other name summed per bucket as
+   * `eventName: null`; `otherNames` counts those names. At most (top + 1) rows a bucket.
+   */
+  topEventStats(query: StatsQuery, top: number): Promise<TopEventStats>;
+}
+
+/** A chart's buckets (StatsStore.topEventStats): `eventName` null for the other names together. */
+export interface TopEventStats {
+  buckets: Array<Omit<StatsBucket, 'eventName'> & { eventName: string | null }>;
+  otherNames: number;
 }
 
 /**
@@ -619,19 +635,46 @@ export interface ForwardingStore {
     withLog: boolean,
   ): Promise<Map<string, ForwardingEntry[]>>;
   /**
-   * Puts the destination's jobs of events with `timestamp` in [from, to] and one of `statuses`
-   * back in the queue (due `now`), creating jobs for stored events that have none; how many.
+   * Records a replay of the destination's events with `timestamp` in [from, to] and answers
+   * how many it will queue: those whose job has one of `statuses` and is not being sent (not
+   * leased), and those with no job that the destination's filter takes. Counted in pages, each
+   * its own short read; nothing is queued yet: `advanceReplay` does it in the background.
    */
-  replay(options: {
-    accountId: string;
-    pixelId: string;
-    destinationId: string;
-    from: Date;
-    to: Date;
-    statuses: ForwardStatus[];
+  replay(options: ReplayRequest): Promise<number>;
+  /** Leases the oldest unfinished replay nobody holds (a dead holder's lease runs out). */
+  claimReplay(options: {
+    owner: string;
     now: Date;
-  }): Promise<number>;
+    leaseMs: number;
+  }): Promise<ClaimedReplay | null>;
+  /**
+   * Queues the next chunk of a leased replay in one short transaction that also moves its
+   * cursor (due `now`; a job being sent is left alone) and renews the lease. `null`: the lease
+   * was lost (nothing written). A destination deleted or switched off ends its replays.
+   */
+  advanceReplay(options: {
+    replay: ClaimedReplay;
+    owner: string;
+    now: Date;
+    leaseMs: number;
+  }): Promise<{ queued: number; done: boolean } | null>;
   backlog(): Promise<DestinationBacklog[]>;
+}
+
+export interface ReplayRequest {
+  accountId: string;
+  pixelId: string;
+  destinationId: string;
+  from: Date;
+  to: Date;
+  statuses: ForwardStatus[];
+  now: Date;
+}
+
+/** A replay a worker holds the lease of. */
+export interface ClaimedReplay {
+  accountId: string;
+  id: string;
 }
 
 /** Sends one request to a platform at its configured base URL (delivery/platform-sender.ts). */

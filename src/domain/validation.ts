@@ -351,3 +351,30 @@ export function compileValidator<T extends TSchema>(
 }
 
 export type { Static };
+
+/**
+ * One value's check against its own schema, answering why it fails (the validator's wording,
+ * without the path) or null: for a caller that drops a value it cannot use instead of refusing
+ * the whole body (contract §19, user_data). Text that cannot be stored as sent fails it too.
+ */
+export function compileValueCheck(schema: TSchema): (value: unknown) => string | null {
+  const check = TypeCompiler.Compile(schema);
+  return (value) => {
+    if (typeof value === 'string') {
+      const bad = badText(value);
+      if (bad !== null) return bad;
+    }
+    if (check.Check(value)) return null;
+    for (const error of check.Errors(value)) {
+      if (
+        error.type === ValueErrorType.StringMaxLength &&
+        characterCount(error.value as string) <=
+          (error.schema as unknown as { maxLength: number }).maxLength
+      ) {
+        continue; // long in UTF-16 units only, as above
+      }
+      return reason(error);
+    }
+    return null;
+  };
+}

@@ -21,12 +21,13 @@ import { authenticateRequest, KeyHashes } from './auth.ts';
 import { decodeBody } from './content-encoding.ts';
 import { registerDashboard } from './dashboard/plugin.ts';
 import type { App, AppDeps } from './deps.ts';
-import { handleClientError, handleError, MAX_BODY_BYTES } from './errors.ts';
+import { errorBody, handleClientError, handleError, MAX_BODY_BYTES } from './errors.ts';
 import { LazyChildLogger } from './lazy-logger.ts';
 import { createMetrics } from './metrics.ts';
 import { finishOpenApiDocument, OPENAPI_BASE } from './openapi-document.ts';
 import { limitAccount, limitAuthFailure } from './rate-limit.ts';
 import { compileSchemaValidator, NoBodySchema, NoQuerySchema } from './route-kit.ts';
+import { RouteMethods } from './route-methods.ts';
 import { registerCollect } from './routes/collect.post.ts';
 import { registerCollectPreflight } from './routes/collect.preflight.ts';
 import { registerCreateDestination } from './routes/destinations.create.ts';
@@ -67,6 +68,11 @@ import { registerUpdateWebhook } from './routes/webhooks.update.ts';
 import { OpenStreams } from './sse.ts';
 
 export type { App, AppDeps };
+
+// Ids in paths are checked by the routes (an unknown one is a 404 like any other), not cut off
+// by the router at its default of 100 characters. Shared with RouteMethods, which must match
+// paths exactly as the router does.
+const ROUTER_OPTIONS = { ignoreTrailingSlash: true, maxParamLength: 2_048 };
 
 /** Requests slower than this are logged; nothing else is logged per request (hot path). */
 const SLOW_REQUEST_MS = 1_000;
@@ -248,9 +254,7 @@ export async function buildApp(given: AppDeps): Promise<App> {
     http: { headersTimeout: 10_000, connectionsCheckingInterval: 1_000 },
     clientErrorHandler: handleClientError,
     return503OnClosing: true,
-    // Ids in paths are checked by the routes (an unknown one is a 404 like any other), not cut
-    // off by the router at its default of 100 characters.
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2_048 },
+    routerOptions: ROUTER_OPTIONS,
     // The router's own refusals (a path that is not valid percent-encoded UTF-8) in the
     // product's error shape, with the usual headers, instead of Fastify's default body. They
     // are answered before any route or hook, so the headers are set here.
@@ -291,12 +295,27 @@ export async function buildApp(given: AppDeps): Promise<App> {
   });
 
   app.setErrorHandler(handleError);
-  app.setNotFoundHandler((request, reply) =>
-    reply.code(404).send({
+  // Every route, as it is declared, so a wrong method on a known path is told which it has.
+  const routeMethods = new RouteMethods(ROUTER_OPTIONS);
+  app.addHook('onRoute', (route) => routeMethods.add(route.method, route.url));
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0];
+    const allowed = routeMethods.allowed(request.url);
+    if (allowed.length > 0) {
+      reply.header('allow', allowed.join(', '));
+      const { status, body } = errorBody(
+        new TrackwayError(
+          'method_not_allowed',
+          `Method not allowed: ${request.method} ${path} (allowed: ${allowed.join(', ')})`,
+        ),
+      );
+      return reply.code(status).send(body);
+    }
+    return reply.code(404).send({
       error: 'Not found',
-      message: `Route not found: ${request.method} ${request.url.split('?')[0]}`,
-    }),
-  );
+      message: `Route not found: ${request.method} ${path}`,
+    });
+  });
 
   app.addHook('onSend', (request, reply, payload, done) => {
     setStandardHeaders(request, reply);
@@ -370,7 +389,12 @@ export async function buildApp(given: AppDeps): Promise<App> {
     app.log.warn({ err: error }, 'could not record a key use'),
   );
   // Live-tail streams would hold the server open: they end when it starts closing.
-  const streams = new OpenStreams();
+  const streams = new OpenStreams({
+    store: deps.store,
+    clock: deps.clock,
+    ...(deps.streamSlots && { slots: deps.streamSlots }),
+    onError: (error, message) => app.log.warn({ err: error }, message),
+  });
   app.addHook('preClose', (done) => {
     streams.endAll();
     keyHashes.clear();

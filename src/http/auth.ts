@@ -1,4 +1,8 @@
-import { authenticateKeyHash, INVALID_API_KEY } from '../domain/accounts/accounts.ts';
+import {
+  authenticateKeyHash,
+  INVALID_API_KEY,
+  MISSING_API_KEY,
+} from '../domain/accounts/accounts.ts';
 import { hashApiKey, hasValidChecksum } from '../domain/accounts/api-key.ts';
 import { KEY_CACHE_TTL_MS } from '../domain/accounts/key-cache.ts';
 import { TrackwayError } from '../domain/errors.ts';
@@ -67,6 +71,9 @@ export function authenticateRequest(
   hashes: KeyHashes,
   header: string | undefined,
 ): Promise<{ account: Account; keyId: string; scope: KeyScope }> {
+  if (header === undefined || header.trim() === '') {
+    return Promise.reject(new TrackwayError('unauthorized', MISSING_API_KEY));
+  }
   const hash = hashes.of(header);
   if (hash === null) return Promise.reject(new TrackwayError('unauthorized', INVALID_API_KEY));
   return authenticateKeyHash(keys, hash);

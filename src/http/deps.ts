@@ -9,6 +9,7 @@ import type { CommitSignal } from '../domain/commits.ts';
 import type { Context } from '../domain/context.ts';
 import type { Account, KeyScope } from '../domain/model.ts';
 import type { Clock, PlatformGateway, RateLimiter, Store } from '../domain/ports.ts';
+import type { StreamSlots } from '../rate-limit/stream-slots.ts';
 import type { Metrics } from './metrics.ts';
 
 export interface AppDeps {
@@ -34,6 +35,8 @@ export interface AppDeps {
   platforms?: PlatformGateway;
   /** Between live-tail heartbeats; 15 s when left out (tests shorten it). */
   liveTailHeartbeatMs?: number;
+  /** Live-tail streams open per account, across instances with Redis; per process otherwise. */
+  streamSlots?: StreamSlots;
 }
 
 export type App = FastifyInstance<

@@ -14,6 +14,7 @@ const CATALOGUE: Record<ErrorCode, { status: number; error: string }> = {
   unauthorized: { status: 401, error: 'Unauthorized' },
   forbidden: { status: 403, error: 'Forbidden' },
   not_found: { status: 404, error: 'Not found' },
+  method_not_allowed: { status: 405, error: 'Method not allowed' },
   conflict: { status: 409, error: 'Conflict' },
   payload_too_large: { status: 413, error: 'Payload too large' },
   unsupported_media_type: { status: 415, error: 'Unsupported media type' },

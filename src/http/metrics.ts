@@ -8,7 +8,9 @@
  * 429 cannot be told apart from a scrape that lost it).
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import { PLATFORMS } from '../domain/forwarding/platforms.ts';
+import { USER_DATA_FIELDS } from '../domain/events/user-data.ts';
+import { MATCH_KEY_FIELDS } from '../domain/forwarding/match-keys.ts';
+import { PLATFORMS } from '../domain/forwarding/platforms/registry.ts';
 import type { DestinationBacklog, OutboxBacklog } from '../domain/ports.ts';
 
 /** The queues whose backlog is measured: webhook deliveries now, forwarding batches later. */
@@ -18,6 +20,8 @@ export interface Metrics {
   registry: Registry;
   httpRequests: Histogram<'method' | 'route' | 'status'>;
   eventsTracked: Counter<'result'>;
+  /** user_data values left out of accepted events because they could not be used (§19). */
+  userDataDropped: Counter<'field'>;
   webhookAttempts: Counter<'outcome'>;
   /** How long one attempt took, from sending to the receiver's answer (or the error). */
   webhookAttemptDuration: Histogram<'outcome'>;
@@ -91,6 +95,13 @@ export function createMetrics(
     registers: [registry],
   });
   for (const result of ['stored', 'deduplicated']) eventsTracked.inc({ result }, 0);
+  const userDataDropped = new Counter({
+    name: 'trackway_user_data_dropped_total',
+    help: 'user_data values left out of accepted events because they could not be used (a phone not in E.164, a country not alpha-2 …), by field.',
+    labelNames: ['field'],
+    registers: [registry],
+  });
+  for (const field of [...USER_DATA_FIELDS, ...MATCH_KEY_FIELDS]) userDataDropped.inc({ field }, 0);
   const webhookAttempts = new Counter({
     name: 'trackway_webhook_attempts_total',
     help: 'Webhook delivery attempts by outcome (succeeded, retry, failed).',
@@ -252,6 +263,7 @@ export function createMetrics(
       registers: [registry],
     }),
     eventsTracked,
+    userDataDropped,
     webhookAttempts,
     webhookAttemptDuration,
     deliveryLatency,

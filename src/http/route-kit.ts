@@ -87,6 +87,14 @@ export const PixelIdParams = Type.Object({
 export function contextOf(deps: AppDeps, request: FastifyRequest): Context {
   const ctx: Context = { store: deps.store, clock: deps.clock, account: request.account };
   if (deps.pixelForTracking) ctx.pixelForTracking = deps.pixelForTracking;
+  const metrics = deps.metrics;
+  if (metrics) {
+    ctx.droppedValues = (fields) => {
+      // `user_data.phone` → field="phone": the label's values are the fixed key names only.
+      for (const field of fields)
+        metrics.userDataDropped.inc({ field: field.replace(/^user_data\./, '') });
+    };
+  }
   return ctx;
 }
 

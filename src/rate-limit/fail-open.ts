@@ -16,6 +16,7 @@ export class FailOpenRateLimiter implements RateLimiter {
   readonly #local: RateLimiter;
   readonly #logger: Logger;
   readonly #fallback: FallbackGauge | undefined;
+  readonly #target: string;
   #degraded: boolean;
 
   constructor(
@@ -26,12 +27,15 @@ export class FailOpenRateLimiter implements RateLimiter {
       /** Redis did not answer at start: limit locally from the first request. */
       degraded?: boolean;
       fallback?: FallbackGauge;
+      /** Which Redis, for the warnings: `host:port`, never credentials (redisTarget). */
+      target?: string;
     } = {},
   ) {
     this.#shared = shared;
     this.#local = local;
     this.#logger = logger;
     this.#fallback = options.fallback;
+    this.#target = options.target === undefined ? 'Redis' : `Redis at ${options.target}`;
     this.#degraded = options.degraded ?? false;
     this.#fallback?.set(this.#degraded ? 1 : 0);
   }
@@ -44,7 +48,9 @@ export class FailOpenRateLimiter implements RateLimiter {
         if (this.#degraded) {
           this.#degraded = false;
           this.#fallback?.set(0);
-          this.#logger.warn('Redis reachable again: rate limits are shared across instances again');
+          this.#logger.warn(
+            `${this.#target} reachable again: rate limits are shared across instances again`,
+          );
         }
         return decision;
       },
@@ -54,7 +60,7 @@ export class FailOpenRateLimiter implements RateLimiter {
           this.#fallback?.set(1);
           this.#logger.warn(
             { err: error },
-            'Redis unreachable: rate limits fall back to this instance alone until it returns',
+            `${this.#target} unreachable: rate limits fall back to this instance alone until it returns`,
           );
         }
         return this.#local.consume(key, quotas, now);

@@ -53,6 +53,16 @@ declare module 'ioredis' {
 }
 
 /**
+ * Which Redis a message is about, as `host:port` (ioredis's default port when the URL has
+ * none): an operator with several Redis servers must know which one failed. Never the URL
+ * itself, which may carry a user and password.
+ */
+export function redisTarget(url: string): string {
+  const { hostname, port } = new URL(url);
+  return `${hostname}:${port || '6379'}`;
+}
+
+/**
  * A connection that never makes a request wait for Redis: no offline queue (a command while
  * disconnected fails at once, and the caller falls back), no resend after a reconnect, a short
  * connect and command timeout. ioredis keeps reconnecting in the background.

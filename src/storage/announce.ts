@@ -152,8 +152,14 @@ export function announceCommits(store: Store, notifier: CommitNotifier): Store {
       eventForwarding: (a, p, ids, withLog) => store.forwarding.eventForwarding(a, p, ids, withLog),
       async replay(options) {
         const n = await store.forwarding.replay(options);
-        if (n > 0) notifier.forwardingQueued();
+        if (n > 0) notifier.replayAccepted();
         return n;
+      },
+      claimReplay: (options) => store.forwarding.claimReplay(options),
+      async advanceReplay(options) {
+        const result = await store.forwarding.advanceReplay(options);
+        if (result !== null && result.queued > 0) notifier.forwardingQueued();
+        return result;
       },
       backlog: () => store.forwarding.backlog(),
     },

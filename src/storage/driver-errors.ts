@@ -20,11 +20,18 @@ const UNAVAILABLE_CODES = new Set([
   '57P02',
   '57P03',
   '53300',
-  // SQLite: still locked by another writer after busy_timeout.
+  // SQLite: still locked by another writer after busy_timeout; the disk full.
   'SQLITE_BUSY',
+  'SQLITE_FULL',
 ]);
+/**
+ * SQLite's primary codes whose extended forms (`SQLITE_IOERR_WRITE`, `SQLITE_READONLY_DBMOVED`
+ * …) all mean the file cannot be used right now: an I/O error, a file made read-only or moved,
+ * a file that cannot be opened. None is a bug in the request.
+ */
+const UNAVAILABLE_CODE_FAMILIES = /^SQLITE_(IOERR|READONLY|CANTOPEN|BUSY)(_|$)/;
 const UNAVAILABLE_MESSAGES =
-  /Connection terminated|timeout exceeded when trying to connect|Query read timeout|Connection is closed|connection error/i;
+  /Connection terminated|timeout exceeded when trying to connect|Query read timeout|Connection is closed|connection error|database connection is not open/i;
 
 /**
  * True for a storage outage (as opposed to a bug): the request is answered 503 at once, and
@@ -33,7 +40,10 @@ const UNAVAILABLE_MESSAGES =
 export function isStorageUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'))) {
+  if (
+    typeof code === 'string' &&
+    (UNAVAILABLE_CODES.has(code) || code.startsWith('08') || UNAVAILABLE_CODE_FAMILIES.test(code))
+  ) {
     return true;
   }
   return UNAVAILABLE_MESSAGES.test(error.message);
@@ -59,16 +69,51 @@ export function toDomainError(error: unknown): unknown {
   return error;
 }
 
-const PORTS = new Set<PropertyKey>([
-  'accounts',
-  'pixels',
-  'events',
-  'webhooks',
-  'lifecycle',
-  'matchKeys',
-  'destinations',
-  'forwarding',
-]);
+/** The Store's ports: every member that is not a method (migrate, ping, close). */
+type PortName = {
+  [K in keyof Store]: Store[K] extends (...args: never[]) => unknown ? never : K;
+}[keyof Store];
+
+/**
+ * Every port, as a record the compiler checks against the Store type: a port added to Store
+ * and left out here fails `npm run typecheck`, so none answers a raw driver error (a 500) in
+ * an outage (issue 30: keys, stats, feed and sessions had been left out of a hand-kept list).
+ */
+const PORT_NAMES: Record<PortName, true> = {
+  accounts: true,
+  pixels: true,
+  events: true,
+  webhooks: true,
+  keys: true,
+  stats: true,
+  feed: true,
+  sessions: true,
+  lifecycle: true,
+  matchKeys: true,
+  destinations: true,
+  forwarding: true,
+};
+const PORTS = new Set<PropertyKey>(Object.keys(PORT_NAMES));
+
+/**
+ * A port that answers one outcome per item (`insertEvents`: PromiseSettledResult[]) carries
+ * its failures inside a fulfilled promise: each of those is translated too.
+ */
+function translateSettled(value: unknown): unknown {
+  if (!Array.isArray(value) || !value.some(isRejectedResult)) return value;
+  return value.map((item) =>
+    isRejectedResult(item) ? { status: 'rejected', reason: toDomainError(item.reason) } : item,
+  );
+}
+
+function isRejectedResult(item: unknown): item is PromiseRejectedResult {
+  return (
+    typeof item === 'object' &&
+    item !== null &&
+    (item as { status?: unknown }).status === 'rejected' &&
+    'reason' in item
+  );
+}
 
 /** Every method of `port` with its rejections passed through toDomainError. */
 function translating<T extends object>(port: T): T {
@@ -80,7 +125,7 @@ function translating<T extends object>(port: T): T {
         try {
           const result = value.apply(target, args);
           return result instanceof Promise
-            ? result.catch((error: unknown) => {
+            ? result.then(translateSettled, (error: unknown) => {
                 throw toDomainError(error);
               })
             : result;
@@ -93,7 +138,7 @@ function translating<T extends object>(port: T): T {
 }
 
 /**
- * The store with its four ports translating driver errors. A Proxy, so the adapter's own type
+ * The store with every port translating driver errors. A Proxy, so the adapter's own type
  * (`instanceof`, `close()`) is unchanged.
  */
 export function translateDriverErrors<S extends Store>(store: S): S {

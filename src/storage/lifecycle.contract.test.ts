@@ -6,9 +6,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { bareEvent, storedPixel, testStores } from '../../test/harness.ts';
+import type { Destination } from '../domain/forwarding/model.ts';
 import { newId } from '../domain/ids.ts';
 import type { Pixel, TrackedEvent } from '../domain/model.ts';
 import type { Store } from '../domain/ports.ts';
+import type { PostgresStore } from './postgres/store.ts';
+import { migrateSqlite } from './sqlite/database.ts';
+import { SqliteStore } from './sqlite/store.ts';
 
 const T0 = new Date('2026-03-01T12:00:00.000Z');
 const HOUR = 3_600_000;
@@ -144,6 +148,155 @@ for (const kind of await testStores()) {
         after = page.next;
       }
       assert.deepEqual(seen, ['early', 'tie-1', 'tie-2', 'late']);
+    });
+
+    /** The event ids that still have rows in a forwarding table, read straight from the table. */
+    const rowsLeft = async (table: 'forward_jobs' | 'forward_attempts', p: Pixel) => {
+      const sql = `SELECT event_id FROM ${table} WHERE pixel_id = $1 ORDER BY event_id`;
+      const ids =
+        store instanceof SqliteStore
+          ? (store.db.prepare(sql.replace('$1', '?')).pluck().all(p.id) as string[])
+          : (await (store as PostgresStore).pool.query<{ event_id: string }>(sql, [p.id])).rows.map(
+              (r) => r.event_id,
+            );
+      return [...new Set(ids)];
+    };
+
+    it('purge and erasure delete the events’ forwarding jobs and attempts with them', async () => {
+      const p = await pixel();
+      const destination: Destination = {
+        id: newId('dst'),
+        accountId: p.accountId,
+        pixelId: p.id,
+        type: 'meta',
+        name: null,
+        config: { pixel_id: '123', access_token: 'EAAB-token' },
+        events: null,
+        sources: null,
+        enabled: true,
+        state: 'active',
+        lastError: null,
+        createdAt: T0,
+        updatedAt: T0,
+      };
+      assert.equal(await store.destinations.createDestination(destination, 10), 'created');
+      await insert([
+        ev(p, 'old-1', { timestamp: at(-48 * HOUR) }),
+        ev(p, 'old-2', { timestamp: at(-47 * HOUR) }),
+        ev(p, 'jane', { userData: { email: 'h-jane' } }),
+        ev(p, 'keep', { userData: { email: 'h-bob' } }),
+      ]);
+      // Each job sent once: a ledger row per event, as the worker leaves it.
+      const [batch] = await store.forwarding.claim({
+        now: new Date(),
+        take: () => 10,
+        busy: [],
+        leaseMs: 60_000,
+        owner: 'test',
+        only: destination.id,
+      });
+      assert.equal(batch?.jobs.length, 4);
+      await store.forwarding.settle({
+        destination,
+        owner: 'test',
+        state: null,
+        emit: [],
+        outcomes: batch.jobs.map((j) => ({
+          pixelId: j.pixelId,
+          eventId: j.eventId,
+          ...(j.ref !== undefined && { ref: j.ref }),
+          status: 'forwarded',
+          reason: null,
+          lastError: null,
+          forwardedAt: new Date(),
+          nextAttemptAt: null,
+          attempts: [
+            {
+              attemptedAt: new Date(),
+              statusCode: 200,
+              durationMs: 5,
+              platformResponse: '{"events_received":1,"fbtrace_id":"A1"}',
+              note: null,
+            },
+          ],
+        })),
+      });
+      const all = ['jane', 'keep', 'old-1', 'old-2'];
+      assert.deepEqual(await rowsLeft('forward_jobs', p), all);
+      assert.deepEqual(await rowsLeft('forward_attempts', p), all);
+
+      assert.equal(await store.lifecycle.purgeBatch(p.accountId, p.id, at(-HOUR), 100), 2);
+      assert.deepEqual(await rowsLeft('forward_jobs', p), ['jane', 'keep']);
+      assert.deepEqual(await rowsLeft('forward_attempts', p), ['jane', 'keep']);
+
+      const erased = await store.lifecycle.erasePerson({
+        accountId: p.accountId,
+        pixelIds: [p.id],
+        keys: { email: 'h-jane' },
+        afterSeq: 0,
+        throughSeq: await store.lifecycle.lastSeq(),
+      });
+      assert.equal(erased, 1);
+      assert.deepEqual(await rowsLeft('forward_jobs', p), ['keep']);
+      assert.deepEqual(await rowsLeft('forward_attempts', p), ['keep']);
+      // The event's record no longer lists a ledger for the erased id.
+      const left = await store.forwarding.eventForwarding(
+        p.accountId,
+        p.id,
+        ['jane', 'keep'],
+        true,
+      );
+      assert.deepEqual([...left.keys()], ['keep']);
+    });
+
+    it('migration 015 removes forwarding rows left behind by earlier purges, keeps the rest', async () => {
+      const p = await pixel();
+      // What an older purge left: a job and an attempt of an event that is gone, beside a live
+      // event's own (written by the store when the event went in, with a destination).
+      const destination = newId('dst');
+      assert.equal(
+        await store.destinations.createDestination(
+          {
+            id: destination,
+            accountId: p.accountId,
+            pixelId: p.id,
+            type: 'meta',
+            name: null,
+            config: { pixel_id: '123', access_token: 'EAAB-token' },
+            events: null,
+            sources: null,
+            enabled: true,
+            state: 'active',
+            lastError: null,
+            createdAt: T0,
+            updatedAt: T0,
+          },
+          10,
+        ),
+        'created',
+      );
+      await insert([ev(p, 'live')]);
+      const orphan = [p.accountId, destination, p.id, 'gone'];
+      const job = `INSERT INTO forward_jobs (account_id, destination_id, pixel_id, event_id, status,
+          created_at) VALUES ($1, $2, $3, $4, 'forwarded', $5)`;
+      const attempt = `INSERT INTO forward_attempts (account_id, destination_id, pixel_id, event_id,
+          attempted_at, platform_response) VALUES ($1, $2, $3, $4, $5, '{"fbtrace_id":"A"}')`;
+      const forget = `DELETE FROM schema_migrations WHERE version = '015_forwarding_orphans'`;
+      if (store instanceof SqliteStore) {
+        const sqlite = (sql: string) => sql.replace(/\$\d/g, '?');
+        store.db.prepare(sqlite(job)).run(...orphan, T0.getTime());
+        store.db.prepare(sqlite(attempt)).run(...orphan, T0.getTime());
+        store.db.exec(forget);
+        assert.deepEqual(migrateSqlite(store.db), ['015_forwarding_orphans']);
+      } else {
+        const pg = store as PostgresStore;
+        await pg.pool.query(job, [...orphan, T0]);
+        await pg.pool.query(attempt, [...orphan, T0]);
+        await pg.pool.query(forget);
+        await pg.migrate();
+      }
+      assert.deepEqual(await rowsLeft('forward_jobs', p), ['live']);
+      assert.deepEqual(await rowsLeft('forward_attempts', p), []);
     });
   });
 }

@@ -1,11 +1,12 @@
 /**
  * What the event insert writes for contract §11 beside the record's own columns, computed once
  * for both adapters' hand-written insert SQL: the columns kept with the event (action_source,
- * the GA4/TikTok hashes, the match quality) and, when the event carried any, the row of raw
+ * the platforms' own hashes, the match quality) and, when the event carried any, the row of raw
  * match keys kept apart in event_match_keys until `expiresAtMs`.
  */
 import { DEFAULT_ACTION_SOURCE, RAW_MATCH_KEYS_TTL_MS } from '../domain/forwarding/match-keys.ts';
 import { matchQualityOfRecord } from '../domain/forwarding/match-quality.ts';
+import { storedHashes } from '../domain/forwarding/platform-user-data.ts';
 import type { TrackedEvent } from '../domain/model.ts';
 
 export interface MatchColumns {
@@ -18,9 +19,14 @@ export interface MatchColumns {
    * after the event arrived), or null.
    */
   visitor: { keys: string; expiresAtMs: number } | null;
-  /** JSON `{ga4, tiktok}`: Meta's hashes are the record's own user_data, not stored twice. */
+  /**
+   * JSON `{<type>: hashes}`: a platform whose hashes are the record's own user_data (Meta) is
+   * not stored twice.
+   */
   platformHashes: string | null;
   matchQuality: string;
+  /** JSON array of the user_data paths left out (contract §19), or null when none was. */
+  dropped: string | null;
   /** The score, for the hourly rollup's `match_sum`. */
   score: number;
   /** The event_match_keys row, or null when the event carried no raw key and no location. */
@@ -44,9 +50,9 @@ export function matchColumns(event: TrackedEvent): MatchColumns {
             expiresAtMs: event.receivedAt.getTime() + RAW_MATCH_KEYS_TTL_MS,
           }
         : null,
-    platformHashes:
-      hashes === null ? null : JSON.stringify({ ga4: hashes.ga4, tiktok: hashes.tiktok }),
+    platformHashes: hashes === null ? null : JSON.stringify(storedHashes(hashes)),
     matchQuality: qualityJson(quality),
+    dropped: event.dropped?.length ? JSON.stringify(event.dropped) : null,
     score: quality.score,
     raw:
       matchKeys === null && location === null

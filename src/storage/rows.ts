@@ -4,8 +4,10 @@
  * and that is the codec's: time (SQLite: epoch milliseconds; pg: Date), booleans (SQLite: 0/1)
  * and JSON (SQLite: text; pg: parsed already). Writing goes through `Sql.store` (sql/query.ts).
  */
+
 import type { Selectable } from 'kysely';
 import type { PlanName, SubscriptionStatus } from '../domain/accounts/plans.ts';
+import type { Consent } from '../domain/consent.ts';
 import type { ActionSource } from '../domain/forwarding/match-keys.ts';
 import type { MatchQuality } from '../domain/forwarding/match-quality.ts';
 import type {
@@ -67,14 +69,26 @@ export type KeyRow = Pick<
 export type ManagedKeyRow = Omit<Selectable<ApiKeysTable>, 'key_hash'>;
 export type PixelRow = Selectable<PixelsTable>;
 /**
- * Contract §11's columns (migration 010) are optional, so that reads selecting the record's
+ * Contract §11's columns (migration 010) §19's `dropped` (014) and §16's `consent` (016) are optional, so that reads selecting the record's
  * older columns only still type.
  */
 export type EventRow = Omit<
   Selectable<EventsTable>,
-  'seq' | 'action_source' | 'platform_hashes' | 'match_quality' | 'source' | 'anonymous_id'
+  | 'seq'
+  | 'action_source'
+  | 'platform_hashes'
+  | 'match_quality'
+  | 'source'
+  | 'anonymous_id'
+  | 'dropped'
+  | 'consent'
 > &
-  Partial<Pick<Selectable<EventsTable>, 'action_source' | 'match_quality' | 'source'>>;
+  Partial<
+    Pick<
+      Selectable<EventsTable>,
+      'action_source' | 'match_quality' | 'source' | 'dropped' | 'consent'
+    >
+  >;
 export type EndpointRow = Omit<Selectable<WebhookEndpointsTable>, 'deleted_at'>;
 /** An attempt row joined with its message's event type. */
 export type AttemptRow = Omit<Selectable<WebhookAttemptsTable>, 'id' | 'account_id'> & {
@@ -134,6 +148,9 @@ export const toEvent = (c: Codec, r: EventRow): TrackedEvent => ({
   ...(r.source !== undefined && { source: r.source as EventSource }),
   // Null for an event stored before migration 010: the record computes it from user_data.
   ...(r.match_quality != null && { matchQuality: c.json<MatchQuality>(r.match_quality) }),
+  // Null when nothing was dropped (contract §19), and on events stored before migration 014.
+  ...(r.dropped != null && { dropped: c.json<string[]>(r.dropped) }),
+  ...(r.consent != null && { consent: c.json<Consent>(r.consent) }),
 });
 
 export const toEndpoint = (c: Codec, r: EndpointRow): WebhookEndpoint => ({

@@ -7,7 +7,9 @@
  *   validationCode}]}` and keeps nothing (it does not check api_secret);
  * - rules: client_id required, ≤ 25 events, event and param names (letter first, letters,
  *   digits, _; ≤ 40; reserved names and prefixes), ≤ 25 params, string values ≤ 100 characters,
- *   object/array params only as `items`, hashed user_data as SHA-256 hex, events at most 72 h old;
+ *   object/array params only as `items`, hashed user_data as SHA-256 hex, events at most 72 h old,
+ *   consent values GRANTED or DENIED, bodies under 130 kB; user_data without a user_id is
+ *   ignored;
  * - modes: `down` (HTTP 503), `hang`.
  */
 import {
@@ -33,6 +35,8 @@ export interface Ga4Server extends PlatformServer {
     user_id?: string;
     name: string;
     params: Record<string, unknown>;
+    /** The rest of its request (consent, user_data, ip_override, user_agent …). */
+    request: Record<string, unknown>;
   }>;
   now: () => number;
 }
@@ -46,26 +50,45 @@ const RESERVED_EVENTS = new Set([
   'ad_activeview',
   'ad_click',
   'ad_exposure',
-  'ad_impression',
   'ad_query',
+  'ad_reward',
   'adunit_exposure',
   'app_clear_data',
+  'app_exception',
   'app_install',
-  'app_update',
   'app_remove',
+  'app_store_refund',
+  'app_update',
+  'app_upgrade',
+  'dynamic_link_app_open',
+  'dynamic_link_app_update',
+  'dynamic_link_first_open',
   'error',
+  'firebase_campaign',
+  'firebase_in_app_message_action',
+  'firebase_in_app_message_dismiss',
+  'firebase_in_app_message_impression',
   'first_open',
   'first_visit',
-  'in_app_purchase',
   'notification_dismiss',
   'notification_foreground',
   'notification_open',
   'notification_receive',
+  'notification_send',
   'os_update',
-  'screen_view',
   'session_start',
   'user_engagement',
+  // Only allowed for app streams; a destination here is a web stream.
+  'ad_impression',
+  'in_app_purchase',
+  'screen_view',
 ]);
+/** Longer values allowed for the page params (support.google.com/analytics/answer/9267744). */
+const PARAM_LIMITS: Record<string, number> = {
+  page_location: 1000,
+  page_referrer: 420,
+  page_title: 300,
+};
 const SEVENTY_TWO_HOURS_US = 72 * 3600 * 1_000_000;
 
 function nameMessage(path: string, name: unknown, reserved: Set<string>): ValidationMessage | null {
@@ -122,6 +145,29 @@ export function validateGa4Payload(payload: unknown, nowMs: number): ValidationM
       validationCode: 'EXCEEDED_MAX_ENTITIES',
     });
   }
+  // Consent Mode (protocol/ga4/reference#payload_consent): GRANTED or DENIED, nothing else.
+  const consent = body['consent'];
+  if (consent !== undefined) {
+    const c = (typeof consent === 'object' && consent !== null ? consent : {}) as Record<
+      string,
+      unknown
+    >;
+    for (const [key, value] of Object.entries(c)) {
+      if (!['ad_user_data', 'ad_personalization'].includes(key)) {
+        messages.push({
+          fieldPath: `consent.${key}`,
+          description: 'Unknown consent field.',
+          validationCode: 'VALUE_INVALID',
+        });
+      } else if (value !== 'GRANTED' && value !== 'DENIED') {
+        messages.push({
+          fieldPath: `consent.${key}`,
+          description: 'Must be GRANTED or DENIED.',
+          validationCode: 'VALUE_INVALID',
+        });
+      }
+    }
+  }
   const userData = body['user_data'] as Record<string, unknown> | undefined;
   for (const key of ['sha256_email_address', 'sha256_phone_number']) {
     const values = userData?.[key];
@@ -158,10 +204,11 @@ export function validateGa4Payload(payload: unknown, nowMs: number): ValidationM
       const problem = nameMessage(path, key, new Set());
       if (problem) messages.push(problem);
       const value = params[key];
-      if (typeof value === 'string' && [...value].length > 100) {
+      const limit = PARAM_LIMITS[key] ?? 100;
+      if (typeof value === 'string' && [...value].length > limit) {
         messages.push({
           fieldPath: path,
-          description: 'Value is longer than 100 characters.',
+          description: `Value is longer than ${limit} characters.`,
           validationCode: 'VALUE_OUT_OF_BOUNDS',
         });
       }
@@ -183,6 +230,14 @@ export async function startGa4Server(
   const handle = (request: ReceivedRequest): Answer => {
     if (request.method !== 'POST') return { status: 405 };
     const messages = validateGa4Payload(request.json, ga4.now());
+    // A body of 130 kB or more is dropped (sending-events#limitations).
+    if (Buffer.byteLength(request.body) >= 130_000) {
+      messages.push({
+        fieldPath: '',
+        description: 'The request body is 130 kB or more.',
+        validationCode: 'EXCEEDED_MAX_ENTITIES',
+      });
+    }
     if (request.query.get('measurement_id') !== ga4.measurementId) {
       messages.push({
         fieldPath: 'measurement_id',
@@ -194,9 +249,13 @@ export async function startGa4Server(
       return { status: 200, body: { validationMessages: messages } };
     if (request.path !== '/mp/collect') return { status: 404 };
     if (messages.length === 0 && request.query.get('api_secret') === ga4.apiSecret) {
-      const body = request.json as Record<string, unknown>;
+      const { events, ...head } = request.json as Record<string, unknown>;
+      // user_data without a user_id is ignored (ga4/uid-data): GA4 keeps the events without it.
+      if (head['user_id'] === undefined) delete head['user_data'];
+      const body: Record<string, unknown> = { events, ...head };
       for (const event of body['events'] as Array<Record<string, unknown>>) {
         ga4.events.push({
+          request: head,
           client_id: body['client_id'] as string,
           ...(typeof body['user_id'] === 'string' ? { user_id: body['user_id'] } : {}),
           name: event['name'] as string,

@@ -1,11 +1,14 @@
 /**
  * A local Meta Conversions API, honouring its documented contract closely enough that tests of
  * forwarding can fail for the reasons production would:
- * - `POST /{version}/{pixel_id}/events?access_token=…` with `{data: [...], test_event_code?}`;
+ * - `POST /{version}/{pixel_id}/events` with `{data: [...], test_event_code?}`, the token as
+ *   `Authorization: Bearer …` or `?access_token=…`;
  * - 1 to 1,000 events a request; one invalid event rejects the whole request (HTTP 400,
  *   `{error: {message, type, code, error_subcode, is_transient, error_user_title,
  *   error_user_msg, fbtrace_id}}`), so nothing of it is kept;
- * - an event older than 7 days: code 100, subcode 2804003 ("Event Timestamp Too Old");
+ * - an event older than 7 days (62 for physical_store): code 100, subcode 2804003 ("Event
+ *   Timestamp Too Old"); an app event without app_data; data_processing_options other than
+ *   `[]` or `["LDU"]` with valid country and state;
  * - website events need `client_user_agent` and `event_source_url`; hashed keys must be SHA-256;
  * - success: `{events_received, messages: [], fbtrace_id}`;
  * - dedup: a repeat of (event_name, event_id) is received but not kept twice;
@@ -82,7 +85,9 @@ function eventProblem(
   if (typeof time !== 'number' || !Number.isInteger(time)) {
     return { message: 'The parameter event_time must be a Unix timestamp in seconds.' };
   }
-  if (time < nowS - SEVEN_DAYS_S) {
+  // 7 days, but 62 for physical_store events (conversions-api/using-the-api).
+  const window = event['action_source'] === 'physical_store' ? 62 * 24 * 3600 : SEVEN_DAYS_S;
+  if (time < nowS - window) {
     return {
       message:
         'The timestamp for this event is too far in the past: event_time must be within the last 7 days.',
@@ -93,6 +98,9 @@ function eventProblem(
   const source = event['action_source'];
   if (typeof source !== 'string' || !ACTION_SOURCES.has(source)) {
     return { message: 'The parameter action_source is required and must be a valid value.' };
+  }
+  if (source === 'app' && (typeof event['app_data'] !== 'object' || event['app_data'] === null)) {
+    return { message: 'The parameter app_data is required for app events.' };
   }
   const userData = event['user_data'];
   if (typeof userData !== 'object' || userData === null || Object.keys(userData).length === 0) {
@@ -107,6 +115,28 @@ function eventProblem(
     const values = Array.isArray(value) ? value : [value];
     if (!values.every(isSha256Hex))
       return { message: `The parameter user_data.${key} must be hashed.` };
+  }
+  // Data processing options (developers.facebook.com/docs/marketing-apis/data-processing-options):
+  // `[]` or `["LDU"]`; with LDU, country 1 (US) or 0 (geolocate), state 0 or a state code 1000+.
+  const dpo = event['data_processing_options'];
+  if (dpo !== undefined) {
+    if (!Array.isArray(dpo) || dpo.some((o) => o !== 'LDU')) {
+      return { message: 'The parameter data_processing_options must be [] or ["LDU"].' };
+    }
+    if (dpo.length > 0) {
+      const country = event['data_processing_options_country'];
+      const state = event['data_processing_options_state'];
+      if (country !== undefined && country !== 0 && country !== 1) {
+        return { message: 'data_processing_options_country must be 0 or 1.' };
+      }
+      if (
+        state !== undefined &&
+        state !== 0 &&
+        !(Number.isInteger(state) && Number(state) >= 1000)
+      ) {
+        return { message: 'data_processing_options_state must be 0 or a state code.' };
+      }
+    }
   }
   if (source === 'website') {
     if (typeof ud['client_user_agent'] !== 'string') {
@@ -131,7 +161,9 @@ export async function startMetaServer(
     if (request.method !== 'POST' || !match) {
       return metaError(400, { message: 'Unsupported post request.', code: 100, error_subcode: 33 });
     }
-    const token = request.query.get('access_token');
+    // The Graph API takes the token as `access_token` or as an OAuth bearer token.
+    const bearer = /^Bearer (.+)$/.exec(String(request.headers['authorization'] ?? ''))?.[1];
+    const token = bearer ?? request.query.get('access_token');
     if (token === null) {
       return metaError(400, {
         message: 'An access token is required to request this resource.',

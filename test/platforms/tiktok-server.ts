@@ -24,6 +24,8 @@ export interface TiktokServer extends Omit<PlatformServer, 'mode'> {
   events: Array<Record<string, unknown>>;
   duplicates: number;
   rejectEvent?: (event: Record<string, unknown>) => string | undefined;
+  /** Codes to answer the next requests with, one each, before judging them (40700 …). */
+  answerNext: number[];
 }
 
 const HASHED = ['email', 'phone', 'external_id', 'first_name', 'last_name', 'zip_code'];
@@ -45,6 +47,9 @@ export async function startTiktokServer(
     }
     if (tiktok.mode === 'throttled')
       return reply(40100, 'Too many requests. Please retry in some time.');
+    const next = tiktok.answerNext.shift();
+    // 40700: TikTok's temporary internal error; the same request succeeds when sent again.
+    if (next !== undefined) return reply(next, 'Internal error, please retry.');
     const body = request.json as Record<string, unknown> | undefined;
     if (body?.['event_source_id'] !== tiktok.pixelCode) {
       return reply(40001, 'No permission to operate pixel code.');
@@ -66,6 +71,9 @@ export async function startTiktokServer(
           return reply(40002, `data.${i}.user.${key}: Must be SHA-256 hashed.`);
         }
       }
+      const ldu = event['limited_data_use'];
+      if (ldu !== undefined && typeof ldu !== 'boolean')
+        return reply(40002, `data.${i}.limited_data_use: Not a valid boolean.`);
       const own = tiktok.rejectEvent?.(event);
       if (own) return reply(40002, `data.${i}: ${own}`);
     }
@@ -90,6 +98,7 @@ export async function startTiktokServer(
     accessToken: options.accessToken ?? 'tt-access-token-0003',
     events: [],
     duplicates: 0,
+    answerNext: [],
   });
   return tiktok;
 }

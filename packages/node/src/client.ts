@@ -218,7 +218,8 @@ export class Trackway {
   };
 
   readonly keys = {
-    list: () => this.call('listKeys', {}),
+    /** One page (`limit` default 50, at most 100; `offset`), oldest first, with `total`. */
+    list: (query?: QueryOf<'listKeys'>) => this.call('listKeys', { query }),
     /** The answer's `key` is shown this once. */
     create: (body: RequestBody<'createKey'>) => this.call('createKey', { body }),
     revoke: (keyId: string) => this.call('revokeKey', { path: { key_id: keyId } }),

@@ -233,6 +233,26 @@ describe('@trackway/node against a real server (SQLite)', () => {
     assert.throws(() => mixed.track({ pixel_id: pixel.id, event_name: 'Lead' }), /after close/);
   });
 
+  it('track() resolves ok: true with warnings for a purchase whose phone could not be used', async () => {
+    const pixel = await client.pixels.create({ name: 'Drops', domain: 'shop.example.com' });
+    const pending = client.track({
+      pixel_id: pixel.id,
+      event_name: 'Purchase',
+      event_id: 'order-phone-1',
+      value: 49.99,
+      currency: 'USD',
+      user_data: { email: 'jane@example.com', phone: '650 555 0199' },
+    });
+    await client.flush();
+    const result = await pending;
+    assert.equal(result.ok, true, JSON.stringify(result));
+    assert.ok(result.ok);
+    assert.deepEqual(result.warnings, ['user_data.phone dropped: must be in E.164 format']);
+    const stored = await client.events.get(pixel.id, 'order-phone-1');
+    assert.deepEqual(stored.dropped, ['user_data.phone']);
+    assert.equal(stored.value, 49.99);
+  });
+
   it('verifyWebhook accepts real deliveries before and after a rotation, refuses forgeries', async () => {
     const created = await client.webhooks.create({
       url: receiver.url,

@@ -95,9 +95,20 @@ export async function showAccount(
   return { account, keys: await op.store.keys.listKeys(accountId) };
 }
 
+/**
+ * `keys revoke`: an operator who revokes a key that was revoked already has the wrong key in
+ * hand, so it is an error naming when, not a quiet success (the API's DELETE stays idempotent).
+ */
 export async function revokeKey(op: Operator, keyId: string): Promise<ApiKeyRecord> {
-  const key = await op.store.accounts.revokeApiKey(keyId, op.clock.now());
+  const now = op.clock.now();
+  const key = await op.store.accounts.revokeApiKey(keyId, now);
   if (!key) throw new OperatorError(`No such key: ${keyId}`);
+  // The store keeps the first revocation's time: any other means this call changed nothing.
+  if (key.revokedAt !== null && key.revokedAt.getTime() !== now.getTime()) {
+    throw new OperatorError(
+      `Key ${keyId} was already revoked at ${key.revokedAt.toISOString()}; nothing changed`,
+    );
+  }
   return key;
 }
 
@@ -177,6 +188,8 @@ export async function setPlan(op: Operator, accountId: string, change: PlanChang
 }
 
 export const INVALID_API_KEY = 'Invalid API key';
+/** No key at all is a different mistake from a wrong one (a forgotten header, a proxy dropping it). */
+export const MISSING_API_KEY = 'Missing API key: send the header Authorization: Bearer <API_KEY>';
 
 /**
  * Resolves a presented key to its account. The checksum is checked before any storage lookup,

@@ -18,6 +18,7 @@ const RAW_NAME: Record<MatchKeyField, keyof RawMatchKeys> = {
   ttclid: 'ttclid',
   ttp: 'ttp',
   ga_client_id: 'gaClientId',
+  ga_session_id: 'gaSessionId',
 };
 
 /**

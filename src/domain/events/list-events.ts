@@ -67,7 +67,9 @@ export function eventRecord(event: TrackedEvent, forwarding: readonly Forwarding
     action_source: event.actionSource ?? DEFAULT_ACTION_SOURCE,
     match_quality: event.matchQuality ?? matchQualityOfRecord(event.userData),
     source: event.source ?? 'server',
+    consent: event.consent ?? null,
     received_at: event.receivedAt.toISOString(),
+    dropped: event.dropped ? [...event.dropped] : [],
     forwarding: forwarding.map(forwardingRecord),
   };
 }

@@ -4,12 +4,16 @@
  */
 
 import { type Static, Type } from '@sinclair/typebox';
+import { ConsentSchema } from '../consent.ts';
 import { ForwardingEntrySchema } from '../forwarding/forwarding-record.ts';
 import {
   ACTION_SOURCES,
   ActionSourceSchema,
   MATCH_KEY_USER_DATA_PROPERTIES,
 } from '../forwarding/match-keys.ts';
+import { ga4 } from '../forwarding/platforms/ga4/index.ts';
+import { meta } from '../forwarding/platforms/meta/index.ts';
+import { PlatformSchema } from '../forwarding/platforms/registry.ts';
 
 /** A realistic event: the docs page's "try it" sends this (with your pixel's id). */
 const TRACK_EVENT_EXAMPLE = {
@@ -21,6 +25,7 @@ const TRACK_EVENT_EXAMPLE = {
   timestamp: '2026-11-24T18:42:10Z',
   url: 'https://shop.example.com/checkout/thank-you',
   action_source: 'website',
+  consent: { ad_user_data: 'granted', ad_personalization: 'granted' },
   user_data: {
     email: 'jane@example.com',
     phone: '+1 650 555 1212',
@@ -56,7 +61,7 @@ export const UserDataSchema = Type.Object(
   {
     additionalProperties: false,
     description:
-      "User attributes for matching. Every value is normalised and SHA-256-hashed before it is stored; a value that already is 64 lowercase hex characters is taken as a hash and kept as sent. The match keys (`client_ip_address`, `client_user_agent`, `fbc`, `fbp`, `ttclid`, `ttp`, `ga_client_id`) are hashed as sent in the record; their raw values are kept apart, only for forwarding, for at most 7 days after the event's `timestamp`.",
+      "User attributes for matching. Every value is normalised and SHA-256-hashed before it is stored; a value that already is 64 lowercase hex characters is taken as a hash and kept as sent. The match keys (`client_ip_address`, `client_user_agent`, `fbc`, `fbp`, `ttclid`, `ttp`, `ga_client_id`, `ga_session_id`) are hashed as sent in the record; their raw values are kept apart, only for forwarding, for at most 7 days after the event's `timestamp`. A string that fails its format check (a phone not in E.164, a country not alpha-2, an email without `@`, a value too long …) does not fail the event: it is left out, the answer's `warnings` says why, and the record lists it in `dropped`. A value that is not a string, or an unknown key, is still a 400.",
   },
 );
 
@@ -101,6 +106,7 @@ export const TrackEventSchema = Type.Object(
       }),
     ),
     action_source: ActionSourceSchema,
+    consent: Type.Optional(ConsentSchema),
     user_data: Type.Optional(UserDataSchema),
     timestamp: Type.Optional(
       Type.String({
@@ -137,13 +143,17 @@ export const TrackEventSchema = Type.Object(
 );
 export type TrackEventInput = Static<typeof TrackEventSchema>;
 
+/** The `warnings` of a track answer: the event was stored, but not quite as sent. */
+const WARNINGS_DESCRIPTION =
+  'Present when the event was accepted with something to fix: a near-miss standard event name (`purchase`), or a `user_data` value that could not be used and was left out (`user_data.phone dropped: must be in E.164 format`; the record lists it in `dropped`).';
+
 export const TrackEventResponseSchema = Type.Object(
   {
     success: Type.Boolean(),
     event_id: Type.String(),
     message: Type.String(),
     deduplicated: Type.Optional(Type.Boolean()),
-    warnings: Type.Optional(Type.Array(Type.String())),
+    warnings: Type.Optional(Type.Array(Type.String(), { description: WARNINGS_DESCRIPTION })),
   },
   { examples: [{ success: true, event_id: 'order-10045', message: 'Event tracked' }] },
 );
@@ -182,13 +192,13 @@ export const TrackBatchResultSchema = Type.Object({
   index: Type.Integer({ description: 'Position of the event in `events`, from 0.' }),
   status: Type.Integer({
     description:
-      'The status the event alone would have got: 200 (tracked or deduplicated), 400, 404, 409, or 500 (not stored; safe to retry).',
+      'The status the event alone would have got: 200 (tracked or deduplicated), 400, 404, 409, or 500 or 503 (not stored; safe to retry). When storage is unavailable for the whole batch, the response itself is a 503.',
   }),
   success: Type.Optional(Type.Boolean({ description: 'Present (true) when status is 200.' })),
   event_id: Type.Optional(Type.String()),
   message: Type.String(),
   deduplicated: Type.Optional(Type.Boolean()),
-  warnings: Type.Optional(Type.Array(Type.String())),
+  warnings: Type.Optional(Type.Array(Type.String(), { description: WARNINGS_DESCRIPTION })),
   error: Type.Optional(Type.String({ description: 'Present when status is not 200.' })),
   field: Type.Optional(Type.String()),
 });
@@ -303,7 +313,14 @@ export const EventRecordSchema = Type.Object(
       description:
         '`server`: sent to `/v1/track`; `browser`: sent by the snippet to `/v1/collect`.',
     }),
+    consent: Type.Union([ConsentSchema, Type.Null()], {
+      description: 'As sent, else null (no consent given).',
+    }),
     received_at: Type.String({ format: 'date-time' }),
+    dropped: Type.Array(Type.String(), {
+      description:
+        'The `user_data` values left out because they could not be used (a phone not in E.164, a country not alpha-2 …), as paths: `["user_data.phone"]`. The event was stored without them; the answer to the track call said why in `warnings`.',
+    }),
     forwarding: Type.Array(ForwardingEntrySchema, {
       description:
         'One entry per destination the event is forwarded to: its outcome, attempts and last error.',
@@ -347,11 +364,13 @@ export const EventRecordSchema = Type.Object(
           ],
         },
         source: 'server',
+        consent: { ad_user_data: 'granted', ad_personalization: 'granted' },
         received_at: '2026-11-24T18:42:10.412Z',
+        dropped: [],
         forwarding: [
           {
             destination_id: 'dst_4f8Kq2ZxY7mN3pLw',
-            platform: 'meta',
+            platform: meta.type,
             status: 'forwarded',
             attempts: 1,
             reason: null,
@@ -376,9 +395,13 @@ const RECORD_EXAMPLE = (EventRecordSchema.examples as Array<Record<string, unkno
 
 export const DestinationVerdictSchema = Type.Object({
   destination_id: Type.String(),
-  platform: Type.Union([Type.Literal('meta'), Type.Literal('ga4'), Type.Literal('tiktok')]),
+  platform: PlatformSchema,
   would_forward: Type.Boolean(),
   reason: Type.Optional(Type.String({ description: 'Why not, when `would_forward` is false.' })),
+  consent: Type.String({
+    description:
+      "What the event's `consent` means for this destination: skipped and why, or what the platform is sent (GA4's `consent`, Meta's `data_processing_options`, TikTok's `limited_data_use`).",
+  }),
   payload: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], {
     description:
       'The exact request body the destination would be sent (null when the platform would be sent nothing). The body only: credentials travel in the query or headers and are never shown.',
@@ -389,9 +412,13 @@ export const ValidateEventResponseSchema = Type.Object(
   {
     valid: Type.Literal(true),
     event: EventRecordSchema,
-    destinations: Type.Array(DestinationVerdictSchema, {
-      description: "One entry per destination of the pixel, in the destinations list's order.",
-    }),
+    destinations: Type.Optional(
+      Type.Array(DestinationVerdictSchema, {
+        description:
+          "One entry per destination of the pixel, in the destinations list's order. Left out for an `ingest`-scope key, which may check its events but not read the account's forwarding set-up (destination ids, platform ids, states).",
+      }),
+    ),
+    warnings: Type.Optional(Type.Array(Type.String(), { description: WARNINGS_DESCRIPTION })),
   },
   {
     examples: [
@@ -401,8 +428,9 @@ export const ValidateEventResponseSchema = Type.Object(
         destinations: [
           {
             destination_id: 'dst_4f8Kq2ZxY7mN3pLw',
-            platform: 'meta',
+            platform: meta.type,
             would_forward: true,
+            consent: 'sent as usual (Meta takes no ad_personalization signal)',
             payload: {
               data: [
                 {
@@ -421,8 +449,9 @@ export const ValidateEventResponseSchema = Type.Object(
           },
           {
             destination_id: 'dst_9Tc3Vb6Xn1Qw8ErY',
-            platform: 'ga4',
+            platform: ga4.type,
             would_forward: false,
+            consent: 'consent {"ad_user_data":"GRANTED","ad_personalization":"GRANTED"}',
             reason: 'missing user_data.ga_client_id, which GA4 requires as client_id',
             payload: null,
           },

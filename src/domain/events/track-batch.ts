@@ -52,16 +52,30 @@ export async function trackEvents({
   const stored = await ctx.store.events.insertEvents(
     valid.map(({ event }) => ({ event, emit: [eventTracked(event)] })),
   );
+  // Storage away for every event of the batch: the whole request is a 503, which clients
+  // resend as a whole (the event ids make that safe), not a 200 full of failed slots.
+  const unavailable = stored.find((r) => r.status === 'rejected' && isUnavailable(r.reason));
+  if (unavailable && stored.every((r) => r.status === 'rejected')) {
+    throw (unavailable as PromiseRejectedResult).reason;
+  }
   for (const [k, result] of stored.entries()) {
     const { index, event } = valid[k]!;
+    if (result.status === 'fulfilled' && event.dropped) ctx.droppedValues?.(event.dropped);
     outcomes[index] =
       result.status === 'fulfilled'
         ? { ok: true, response: trackResponse(event, result.value) }
-        : {
-            ok: false,
-            error: new TrackwayError('internal', 'An unexpected error occurred'),
-            cause: result.reason,
-          };
+        : isUnavailable(result.reason)
+          ? // Storage away for this event only (it was retried on its own): 503 in its slot.
+            { ok: false, error: result.reason }
+          : {
+              ok: false,
+              error: new TrackwayError('internal', 'An unexpected error occurred'),
+              cause: result.reason,
+            };
   }
   return outcomes;
+}
+
+function isUnavailable(reason: unknown): reason is TrackwayError {
+  return reason instanceof TrackwayError && reason.code === 'service_unavailable';
 }

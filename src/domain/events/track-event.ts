@@ -3,16 +3,13 @@ import { type Context, trackingLookup } from '../context.ts';
 import { invalidField, pixelNotFound, TrackwayError } from '../errors.ts';
 import { matchKeyHashes, splitMatchKeys } from '../forwarding/match-keys.ts';
 import { matchQuality } from '../forwarding/match-quality.ts';
-import {
-  type PlatformHashes,
-  type PlatformLocation,
-  platformUserData,
-} from '../forwarding/platform-user-data.ts';
+import { hasLocation, platformUserData } from '../forwarding/platform-user-data.ts';
 import { newEventId } from '../ids.ts';
 import type {
   IngestedMatchData,
   MatchQuality,
   Pixel,
+  PlatformHashes,
   TrackedEvent,
   VisitorKeys,
   WebhookEvent,
@@ -21,6 +18,7 @@ import type { InsertOutcome } from '../ports.ts';
 import { compileValidator } from '../validation.ts';
 import { type TrackEventResponse, TrackEventSchema } from './schemas.ts';
 import { eventNameWarning } from './standard-events.ts';
+import { type DroppedValue, droppedWarning, dropUnusableUserData } from './unusable-user-data.ts';
 import { hashContact } from './user-data.ts';
 
 const MAX_FUTURE_MS = 10 * 60 * 1000;
@@ -50,6 +48,37 @@ export function prepareEvent(
   body: unknown,
   receivedAt: Date,
   visitor: VisitorKeys | null = null,
+): TrackedEvent {
+  try {
+    return prepareChecked(accountId, body, receivedAt, visitor, NOTHING_DROPPED);
+  } catch (error) {
+    // Contact data that cannot be used is left out, not refused (contract §19): the event
+    // counts. Screened only once a user_data value failed, so a valid event pays nothing.
+    if (!isUserDataFailure(error)) throw error;
+    const screened = dropUnusableUserData(body);
+    if (screened.dropped.length === 0) throw error;
+    return prepareChecked(accountId, screened.body, receivedAt, visitor, screened.dropped);
+  }
+}
+
+const NOTHING_DROPPED: readonly DroppedValue[] = [];
+
+/** A wrong type or format in user_data (what may be an unusable value, or a wrong type). */
+function isUserDataFailure(error: unknown): boolean {
+  return (
+    error instanceof TrackwayError &&
+    error.code === 'invalid_request' &&
+    error.field?.startsWith('user_data.') === true &&
+    error.message.startsWith('Invalid field: ')
+  );
+}
+
+function prepareChecked(
+  accountId: string,
+  body: unknown,
+  receivedAt: Date,
+  visitor: VisitorKeys | null,
+  dropped: readonly DroppedValue[],
 ): TrackedEvent {
   const { value: input, unknown } = validateEvent.inspect(body);
   // Identity stitching: the match keys the event lacks come from its visitor's browser (the
@@ -100,7 +129,7 @@ export function prepareEvent(
     };
   }
   if (unknown) throw unknown;
-  return {
+  const event: TrackedEvent = {
     accountId,
     pixelId: input.pixel_id,
     eventId: input.event_id ?? newEventId(),
@@ -117,13 +146,24 @@ export function prepareEvent(
     customData: (input.custom_data as Record<string, unknown> | undefined) ?? null,
     customDataJson,
     actionSource,
+    consent: input.consent ?? null,
     matchQuality: withEnriched(
-      matchQuality({ hashes: ingested.hashes ?? NO_HASHES, matchKeys }),
+      matchQuality({
+        hashes: ingested.hashes ?? NO_HASHES,
+        matchKeys,
+        event: { url: input.url ?? null, timestamp },
+        consent: input.consent ?? null,
+      }),
       enriched,
     ),
     ingested,
     anonymousId: input.anonymous_id ?? null,
   };
+  if (dropped.length > 0) {
+    event.dropped = dropped.map((d) => d.field);
+    event.warnings = dropped.map(droppedWarning);
+  }
+  return event;
 }
 
 /** The estimate, saying which keys came from the visitor's browser (none: as it was). */
@@ -131,11 +171,15 @@ function withEnriched(quality: MatchQuality, enriched: string[]): MatchQuality {
   return enriched.length === 0 ? quality : { ...quality, enriched };
 }
 
-const NO_HASHES: PlatformHashes = { meta: {}, ga4: {}, tiktok: {} };
-
-function hasLocation(location: PlatformLocation): boolean {
-  return Object.keys(location.ga4).length > 0 || Object.keys(location.tiktok).length > 0;
+/** What the answer for this event warns of: a near-miss event name, then dropped values. */
+export function eventWarnings(event: TrackedEvent): string[] {
+  const warning = eventNameWarning(event.eventName);
+  const warnings = warning ? [warning] : [];
+  if (event.warnings) warnings.push(...event.warnings);
+  return warnings;
 }
+
+const NO_HASHES: PlatformHashes = {};
 
 /** The `event.tracked` webhook: exactly the five fields the spec names. */
 export function eventTracked(event: TrackedEvent): WebhookEvent {
@@ -172,8 +216,8 @@ export function trackResponse(event: TrackedEvent, outcome: InsertOutcome): Trac
           message: 'Duplicate event_id; the first event was kept',
           deduplicated: true,
         };
-  const warning = eventNameWarning(event.eventName);
-  if (warning) response.warnings = [warning];
+  const warnings = eventWarnings(event);
+  if (warnings.length > 0) response.warnings = warnings;
   return response;
 }
 
@@ -189,5 +233,6 @@ export async function trackEvent({
   const event = prepareEvent(ctx.account.id, input, now, await visitorOf(ctx, input, now));
   assertTrackable(await trackingLookup(ctx)(ctx.account.id, event.pixelId), event.pixelId);
   const outcome = await ctx.store.events.insertEvent(event, [eventTracked(event)]);
+  if (event.dropped) ctx.droppedValues?.(event.dropped);
   return trackResponse(event, outcome);
 }

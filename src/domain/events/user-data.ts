@@ -3,10 +3,12 @@
  * (as the contract §3 fixes them). Every value is hashed here, before a record exists, so raw
  * PII never reaches storage, logs or webhooks.
  */
+
 import { hash } from 'node:crypto';
 import { invalidField } from '../errors.ts';
 import { isCountryCode } from './codes.ts';
 import { isPossibleE164 } from './phone.ts';
+import { regionCode } from './region-codes.ts';
 
 export const USER_DATA_FIELDS = [
   'email',
@@ -77,8 +79,14 @@ export function normaliseUserDataField(
         .trim();
       break;
     case 'city':
-    case 'state':
       normalised = value.toLowerCase().replace(PUNCTUATION_AND_SYMBOLS, '').replace(/\s+/g, '');
+      break;
+    case 'state':
+      // A US state or Canadian province named in full becomes its 2-letter code (Meta's form).
+      normalised = regionCode(
+        value.toLowerCase().replace(PUNCTUATION_AND_SYMBOLS, '').replace(/\s+/g, ''),
+        context.country,
+      );
       break;
     case 'country':
       normalised = value.trim().toLowerCase();

@@ -5,19 +5,21 @@
  * from what really happens. Nothing is stored or sent.
  */
 import { type Context, trackingLookup } from '../context.ts';
+import { buildForDestination, consentOutcome } from '../forwarding/consent-gate.ts';
 import { DEFAULT_ACTION_SOURCE } from '../forwarding/match-keys.ts';
 import type { Destination, ForwardableEvent } from '../forwarding/model.ts';
-import { PLATFORM_ADAPTERS } from '../forwarding/platform-adapters.ts';
-import type { Platform } from '../forwarding/platforms.ts';
-import type { TrackedEvent } from '../model.ts';
+import { type Platform, platformModule } from '../forwarding/platforms/registry.ts';
+import type { KeyScope, TrackedEvent } from '../model.ts';
 import { eventRecord } from './list-events.ts';
-import { assertTrackable, prepareEvent } from './track-event.ts';
+import { assertTrackable, eventWarnings, prepareEvent } from './track-event.ts';
 
 export interface DestinationVerdict {
   destination_id: string;
   platform: Platform;
   would_forward: boolean;
   reason?: string;
+  /** What the event's consent means for this destination (contract §16). */
+  consent: string;
   /** The request body only: Meta's token (query) and TikTok's (header) are never in it. */
   payload: Record<string, unknown> | null;
 }
@@ -28,7 +30,7 @@ export function forwardableOf(event: TrackedEvent): ForwardableEvent {
   return {
     event,
     actionSource: event.actionSource ?? DEFAULT_ACTION_SOURCE,
-    hashes: ingested?.hashes ?? { meta: {}, ga4: {}, tiktok: {} },
+    hashes: ingested?.hashes ?? {},
     matchKeys: ingested?.matchKeys ?? null,
     location: ingested?.location ?? null,
   };
@@ -44,11 +46,15 @@ export function destinationVerdict(
   forwardable: ForwardableEvent,
   now: Date,
 ): DestinationVerdict {
-  const built = PLATFORM_ADAPTERS[destination.type].build([forwardable], destination.config, {
-    now,
-  });
+  const platform = platformModule(destination.type);
+  const built = buildForDestination(platform, destination.config, [forwardable], { now });
   const payload = built.requests[0]?.body ?? null;
-  const base = { destination_id: destination.id, platform: destination.type, payload };
+  const base = {
+    destination_id: destination.id,
+    platform: destination.type,
+    consent: consentOutcome(platform, forwardable.event.consent, destination.config),
+    payload,
+  };
   const name = forwardable.event.eventName;
   if (!destination.enabled) {
     return { ...base, would_forward: false, reason: 'The destination is disabled' };
@@ -72,15 +78,32 @@ export function destinationVerdict(
   return { ...base, would_forward: true };
 }
 
-export async function validateEvent({ ctx, input }: { ctx: Context; input: unknown }) {
+/**
+ * `scope` is the calling key's: an `ingest` key (code that runs where a key can leak) learns
+ * whether its event is valid and how it is stored, not the account's destinations (their ids,
+ * the platforms' pixel codes and measurement ids, suspension messages).
+ */
+export async function validateEvent({
+  ctx,
+  input,
+  scope = 'full',
+}: {
+  ctx: Context;
+  input: unknown;
+  scope?: KeyScope;
+}) {
   const now = ctx.clock.now();
   const event = prepareEvent(ctx.account.id, input, now);
   assertTrackable(await trackingLookup(ctx)(ctx.account.id, event.pixelId), event.pixelId);
+  if (scope === 'ingest') return { valid: true as const, event: eventRecord(event) };
   const destinations = await ctx.store.destinations.listDestinations(ctx.account.id, event.pixelId);
   const forwardable = forwardableOf(event);
+  const warnings = eventWarnings(event);
   return {
     valid: true as const,
     event: eventRecord(event),
     destinations: destinations.map((d) => destinationVerdict(d, forwardable, now)),
+    // The very warnings /v1/track would answer with (a near-miss name, dropped values).
+    ...(warnings.length > 0 && { warnings }),
   };
 }

@@ -4,9 +4,10 @@ import { forwardable } from '../../../test/platforms/forwardable.ts';
 import { type MetaServer, startMetaServer } from '../../../test/platforms/meta-server.ts';
 import { send } from '../../../test/platforms/send.ts';
 import { isolateRefusal } from './batch-isolation.ts';
-import { buildMetaRequests } from './meta-payload.ts';
-import { classifyMetaAnswer } from './meta-response.ts';
 import type { PlatformRequest } from './model.ts';
+import { PLATFORM_MODULES } from './platforms/registry.ts';
+
+const { meta: metaModule, ga4: ga4Module, tiktok: tiktokModule } = PLATFORM_MODULES;
 
 describe('isolating the event that made a platform refuse its batch', () => {
   let meta: MetaServer;
@@ -17,20 +18,22 @@ describe('isolating the event that made a platform refuse its batch', () => {
 
   it('only splits permanent refusals from platforms that refuse whole batches', () => {
     const permanent = { kind: 'permanent', message: 'bad' } as const;
-    assert.deepEqual(isolateRefusal('meta', permanent, 5), {
+    assert.deepEqual(isolateRefusal(metaModule, permanent, 5), {
       kind: 'split',
       parts: [
         [0, 3],
         [3, 5],
       ],
     });
-    assert.deepEqual(isolateRefusal('tiktok', permanent, 1), {
+    assert.deepEqual(isolateRefusal(tiktokModule, permanent, 1), {
       kind: 'fail-event',
       message: 'bad',
     });
-    assert.deepEqual(isolateRefusal('ga4', permanent, 5), { kind: 'apply' });
-    assert.deepEqual(isolateRefusal('meta', { kind: 'auth', message: 'x' }, 5), { kind: 'apply' });
-    assert.deepEqual(isolateRefusal('meta', { kind: 'transient', message: 'x' }, 5), {
+    assert.deepEqual(isolateRefusal(ga4Module, permanent, 5), { kind: 'apply' });
+    assert.deepEqual(isolateRefusal(metaModule, { kind: 'auth', message: 'x' }, 5), {
+      kind: 'apply',
+    });
+    assert.deepEqual(isolateRefusal(metaModule, { kind: 'transient', message: 'x' }, 5), {
       kind: 'apply',
     });
   });
@@ -47,17 +50,17 @@ describe('isolating the event that made a platform refuse its batch', () => {
 
     // The engine's loop, reduced to what isolation needs.
     const failed = new Map<string, string>();
-    const queue: PlatformRequest[] = buildMetaRequests(events, config, { now }).requests;
+    const queue: PlatformRequest[] = metaModule.build(events, config, { now }).requests;
     let sent = 0;
     while (queue.length > 0) {
       const request = queue.shift()!;
       sent += 1;
       const answer = await send(meta.url, request);
-      const verdict = classifyMetaAnswer(
+      const verdict = metaModule.classify(
         { kind: 'response', status: answer.status, body: answer.body },
         now,
       );
-      const isolation = isolateRefusal('meta', verdict, request.eventIds.length);
+      const isolation = isolateRefusal(metaModule, verdict, request.eventIds.length);
       if (isolation.kind === 'fail-event') failed.set(request.eventIds[0]!, isolation.message);
       if (isolation.kind !== 'split') continue;
       const data = request.body['data'] as unknown[];

@@ -10,7 +10,7 @@
  */
 
 import type { Verdict } from './platform-response.ts';
-import type { Platform } from './platforms.ts';
+import type { PlatformModule } from './platforms/platform.ts';
 
 export type Isolation =
   /** Nothing to isolate: apply the verdict to every event of the request. */
@@ -21,13 +21,14 @@ export type Isolation =
   | { kind: 'split'; parts: Array<[number, number]> };
 
 export function isolateRefusal(
-  platform: Platform,
+  platform: Pick<PlatformModule, 'subRequest'>,
   verdict: Verdict,
   eventCount: number,
 ): Isolation {
-  // GA4 never refuses (it answers 2xx to anything); transient and auth verdicts concern the
-  // request or the destination, not one event.
-  if (platform === 'ga4' || verdict.kind !== 'permanent') return { kind: 'apply' };
+  // A platform that never refuses one event of a request (GA4 answers 2xx to anything) has no
+  // way to cut a request; transient and auth verdicts concern the request or the destination,
+  // not one event.
+  if (platform.subRequest === undefined || verdict.kind !== 'permanent') return { kind: 'apply' };
   if (eventCount <= 1) return { kind: 'fail-event', message: verdict.message };
   const middle = Math.ceil(eventCount / 2);
   return {

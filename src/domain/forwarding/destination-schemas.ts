@@ -3,8 +3,9 @@
  * the handlers and document the routes in OpenAPI.
  */
 import { type Static, Type } from '@sinclair/typebox';
-import { Ga4ConfigSchema, MetaConfigSchema, TiktokConfigSchema } from './destination-config.ts';
 import { DESTINATION_STATES } from './model.ts';
+import { meta } from './platforms/meta/index.ts';
+import { PLATFORM_MODULES, PLATFORMS, PlatformSchema } from './platforms/registry.ts';
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 const EventNames = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
@@ -22,36 +23,57 @@ const Sources = Type.Array(Type.Union([Type.Literal('server'), Type.Literal('bro
     'Where the events it takes come from: `server` (`/v1/track`), `browser` (`/v1/collect`). Both when omitted or null. Purchases are best taken from the server only.',
 });
 
-const META_EXAMPLE = {
-  type: 'meta',
-  name: 'Meta pixel',
-  config: { pixel_id: '123456789012345', access_token: 'EAAB…', test_event_code: 'TEST12345' },
-  events: ['Purchase', 'Lead'],
-};
+/**
+ * Per type, the `config` it takes: documented as the body's `oneOf`, so OpenAPI and the
+ * generated clients type `config` by `type`. The validator does not read `oneOf`: the verb
+ * checks `config` against the type's own schema (a union check would answer with the wrong
+ * branch's complaint).
+ */
+const CONFIG_BY_TYPE = PLATFORMS.map((type) => ({
+  type: 'object',
+  title: `${PLATFORM_MODULES[type].name} destination`,
+  properties: {
+    type: { const: type, type: 'string' },
+    config: PLATFORM_MODULES[type].config.schema,
+  },
+  required: ['type', 'config'],
+}));
 
 /**
- * One schema for the three types, `config` checked against the type's own schema by the verb
- * (a union here would answer with the wrong branch's complaint).
+ * The first platform's form, filled in: the example of a create body. Its required fields only:
+ * a live destination (a `test_event_code` would send every event to Test events only).
  */
+const EXAMPLE_TYPE = PLATFORMS[0]!;
+const EXAMPLE_CONFIG = Object.fromEntries(
+  PLATFORM_MODULES[EXAMPLE_TYPE].config.form
+    .filter((f) => !f.optional)
+    .map((f) => [f.name, f.placeholder || 'secret']),
+);
+
 export const CreateDestinationSchema = Type.Object(
   {
-    type: Type.Union([Type.Literal('meta'), Type.Literal('ga4'), Type.Literal('tiktok')], {
-      description: 'The platform.',
-    }),
+    type: PlatformSchema,
     name: Type.Optional(Name),
-    config: Type.Object(
-      {},
-      {
-        additionalProperties: true,
-        description:
-          'meta: `{pixel_id, access_token, test_event_code?}`; ga4: `{measurement_id, api_secret}`; tiktok: `{pixel_code, access_token, test_event_code?}`; every type: `event_names?`.',
-      },
-    ),
+    config: Type.Record(Type.String(), Type.Unknown(), {
+      description:
+        "The type's settings, secrets included (write-only); every type also takes `event_names`.",
+    }),
     events: Type.Optional(Type.Union([EventNames, Type.Null()])),
     sources: Type.Optional(Type.Union([Sources, Type.Null()])),
     enabled: Type.Optional(Type.Boolean()),
   },
-  { additionalProperties: false, examples: [META_EXAMPLE] },
+  {
+    additionalProperties: false,
+    oneOf: CONFIG_BY_TYPE,
+    examples: [
+      {
+        type: EXAMPLE_TYPE,
+        name: `${PLATFORM_MODULES[EXAMPLE_TYPE].name} destination`,
+        config: EXAMPLE_CONFIG,
+        events: ['Purchase', 'Lead'],
+      },
+    ],
+  },
 );
 export type CreateDestinationInput = Static<typeof CreateDestinationSchema>;
 
@@ -82,7 +104,7 @@ export const DestinationSchema = Type.Object(
   {
     id: Type.String({ description: '`dst_` + 16 base62.' }),
     pixel_id: Type.String(),
-    type: Type.String(),
+    type: PlatformSchema,
     name: Type.Union([Type.String(), Type.Null()]),
     config: Type.Record(Type.String(), Type.Unknown(), {
       description: 'As sent, with secrets shown as `****` + their last 4 characters.',
@@ -108,7 +130,7 @@ export const DestinationSchema = Type.Object(
       {
         id: 'dst_4f8Kq2ZxY7mN3pLw',
         pixel_id: 'px_9a8b7c6d5e4f3a2b',
-        type: 'meta',
+        type: meta.type,
         name: 'Meta pixel',
         config: { pixel_id: '123456789012345', access_token: '****x7Qa' },
         events: null,
@@ -129,12 +151,6 @@ export const DestinationIdParams = Type.Object({
   pixel_id: Type.String({ description: 'Pixel identifier (`px_…`).' }),
   destination_id: Type.String({ description: 'Destination identifier (`dst_…`).' }),
 });
-
-export const CONFIG_SCHEMAS = {
-  meta: MetaConfigSchema,
-  ga4: Ga4ConfigSchema,
-  tiktok: TiktokConfigSchema,
-} as const;
 
 export const ReplayDestinationSchema = Type.Object(
   {
@@ -168,7 +184,10 @@ export const ReplayDestinationSchema = Type.Object(
 export type ReplayDestinationInput = Static<typeof ReplayDestinationSchema>;
 
 export const ReplayResultSchema = Type.Object({
-  queued: Type.Integer({ description: 'Events queued to be sent again.' }),
+  queued: Type.Integer({
+    description:
+      'How many events the replay sends: counted when it was accepted, queued in the background (chunks of 500, resumed after a restart).',
+  }),
 });
 
 export const TestDestinationSchema = Type.Object(

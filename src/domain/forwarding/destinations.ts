@@ -4,16 +4,17 @@
  * "not found", on every route.
  */
 import type { Context } from '../context.ts';
-import { pixelNotFound, TrackwayError } from '../errors.ts';
+import { invalidField, pixelNotFound, TrackwayError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { compileValidator } from '../validation.ts';
-import {
-  CONFIG_SCHEMAS,
-  type CreateDestinationInput,
-  type UpdateDestinationInput,
-} from './destination-schemas.ts';
+import type { CreateDestinationInput, UpdateDestinationInput } from './destination-schemas.ts';
 import { type Destination, maskSecret } from './model.ts';
-import type { Platform } from './platforms.ts';
+import {
+  PLATFORM_MODULES,
+  PLATFORMS,
+  type Platform,
+  platformModule,
+} from './platforms/registry.ts';
 
 export type { Destination };
 
@@ -23,25 +24,22 @@ export type { Destination };
  */
 export const DESTINATIONS_PER_PIXEL = 10;
 
-/** The config fields that are credentials: write-only, masked in every answer. */
-const SECRET_FIELDS = ['access_token', 'api_secret'] as const;
-/**
- * What a platform checks before it takes events: the secret and the account it must open (Meta
- * code 100/33 and TikTok 40001 refuse a pixel the token may not reach). Correcting either is
- * "new credentials" in the contract's sense, so it resumes a suspended destination.
- */
-const CREDENTIAL_FIELDS = [...SECRET_FIELDS, 'pixel_id', 'measurement_id', 'pixel_code'] as const;
+const validators = Object.fromEntries(
+  PLATFORMS.map((type) => [type, compileValidator(PLATFORM_MODULES[type].config.schema)]),
+) as unknown as Record<Platform, (config: unknown) => unknown>;
 
-const validators = {
-  meta: compileValidator(CONFIG_SCHEMAS.meta),
-  ga4: compileValidator(CONFIG_SCHEMAS.ga4),
-  tiktok: compileValidator(CONFIG_SCHEMAS.tiktok),
-};
+/**
+ * Visible ASCII only: a credential travels in a header (TikTok's `Access-Token`) or a query
+ * string, where a CR/LF, a space or a non-ASCII character would make every send fail (or, in
+ * a header, split it). Refused when it is given, naming the field, rather than at each send.
+ */
+const HEADER_SAFE = /^[\x21-\x7e]+$/;
 
 /** The type's config schema, its complaints naming `config.<field>`. */
 function validConfig(type: Platform, config: unknown): Record<string, unknown> {
+  let valid: Record<string, unknown>;
   try {
-    return validators[type](config) as Record<string, unknown>;
+    valid = validators[type](config) as Record<string, unknown>;
   } catch (error) {
     if (error instanceof TrackwayError && error.field !== undefined) {
       const field = `config.${error.field}`;
@@ -53,11 +51,22 @@ function validConfig(type: Platform, config: unknown): Record<string, unknown> {
     }
     throw error;
   }
+  for (const field of platformModule(type).config.secrets) {
+    const value = valid[field];
+    if (typeof value === 'string' && !HEADER_SAFE.test(value)) {
+      throw invalidField(
+        `config.${field}`,
+        'must be visible ASCII characters only (no spaces, tabs or line breaks)',
+      );
+    }
+  }
+  return valid;
 }
 
 export function destinationObject(d: Destination) {
   const config: Record<string, unknown> = { ...d.config };
-  for (const field of SECRET_FIELDS) {
+  // The config fields that are credentials: write-only, masked in every answer.
+  for (const field of platformModule(d.type).config.secrets) {
     if (typeof config[field] === 'string') config[field] = maskSecret(config[field]);
   }
   return {
@@ -184,7 +193,9 @@ export async function updateDestination({
         }
       }
       const patch = input.config as Record<string, unknown> | undefined;
-      const credentialsChanged = CREDENTIAL_FIELDS.some(
+      // What the platform checks before it takes events (the secret and the account it must
+      // open): correcting either is "new credentials", so it resumes a suspended destination.
+      const credentialsChanged = platformModule(current.type).config.credentials.some(
         (f) => patch?.[f] !== undefined && patch[f] !== current.config[f],
       );
       const next: Destination = {

@@ -8,11 +8,14 @@ import { eventRecord } from '../events/list-events.ts';
 import { newEventId } from '../ids.ts';
 import type { TrackedEvent } from '../model.ts';
 import type { ForwardStatus, PlatformGateway } from '../ports.ts';
+import { buildForDestination } from './consent-gate.ts';
 import { existingDestination } from './destinations.ts';
 import { forwardingOf, forwardingRecord } from './forwarding-record.ts';
+import { maskIdentifiers, rawIdentifiers } from './mask-identifiers.ts';
 import type { ForwardableEvent } from './model.ts';
-import { PLATFORM_ADAPTERS } from './platform-adapters.ts';
 import { excerpt, parseJsonObject } from './platform-response.ts';
+import { platformUserData } from './platform-user-data.ts';
+import { platformModule } from './platforms/registry.ts';
 
 export async function getEventWithForwarding({
   ctx,
@@ -67,6 +70,14 @@ export async function replayDestination({
   const from = rangeBound(input.start_date, 'start', 'start_date');
   const to = rangeBound(input.end_date, 'end', 'end_date');
   if (from.getTime() > to.getTime()) throw invalidField('start_date', 'must not be after end_date');
+  // A switched-off destination sends nothing: queueing for it would only send the range the
+  // moment it is switched on, which nobody asked for then (contract §21).
+  if (!destination.enabled) {
+    throw new TrackwayError(
+      'conflict',
+      `Destination is disabled: ${destination.id}. Enable it before replaying.`,
+    );
+  }
   const queued = await ctx.store.forwarding.replay({
     accountId: ctx.account.id,
     pixelId,
@@ -102,13 +113,9 @@ function sampleEvent(ctx: Context, pixelId: string): ForwardableEvent {
     event,
     actionSource: 'system_generated',
     // SHA-256 of "test@example.com": a well-formed key Meta can match on, naming nobody.
-    hashes: {
-      meta: { em: '973dfe463ec85785f5f95af5ba3906eedb2d931c24e69824a89ea65dba4e813b' },
-      ga4: {
-        sha256_email_address: '973dfe463ec85785f5f95af5ba3906eedb2d931c24e69824a89ea65dba4e813b',
-      },
-      tiktok: { email: '973dfe463ec85785f5f95af5ba3906eedb2d931c24e69824a89ea65dba4e813b' },
-    },
+    hashes: platformUserData({
+      email: '973dfe463ec85785f5f95af5ba3906eedb2d931c24e69824a89ea65dba4e813b',
+    }).hashes,
     // GA4 takes no event without a client id; a made-up one (GA's "<random>.<seconds>" form)
     // lets the test send reach GA4's validation server instead of stopping here.
     matchKeys: { gaClientId: '555000555.1700000000' },
@@ -141,8 +148,8 @@ export async function testDestination({
   const config = destination.config;
   const testEventCode =
     typeof config['test_event_code'] === 'string' ? config['test_event_code'] : 'TEST_TRACKWAY';
-  const adapter = PLATFORM_ADAPTERS[destination.type];
-  const built = adapter.build([forwardable], config, {
+  const adapter = platformModule(destination.type);
+  const built = buildForDestination(adapter, config, [forwardable], {
     now: ctx.clock.now(),
     test: { testEventCode },
   });
@@ -158,10 +165,13 @@ export async function testDestination({
   const { answer } = await platforms.send(destination.type, request);
   const verdict = adapter.classify(answer, ctx.clock.now());
   const text = answer.kind === 'response' ? answer.body : answer.message;
+  // What was sent and what came back, with the raw match keys masked (a platform may quote a
+  // value it objects to): the answer shows no more than the record does; hashes stay hashes.
+  const raw = rawIdentifiers(forwardable);
   return {
     ok: verdict.kind === 'success',
     status_code: answer.kind === 'response' ? answer.status : null,
-    platform_response: parseJsonObject(text) ?? excerpt(text),
-    payload: request.body,
+    platform_response: maskIdentifiers(parseJsonObject(text) ?? excerpt(text), raw),
+    payload: maskIdentifiers(request.body, raw),
   };
 }

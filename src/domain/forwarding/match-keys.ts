@@ -35,6 +35,7 @@ export const MATCH_KEY_FIELDS = [
   'ttclid',
   'ttp',
   'ga_client_id',
+  'ga_session_id',
 ] as const;
 export type MatchKeyField = (typeof MATCH_KEY_FIELDS)[number];
 
@@ -110,7 +111,16 @@ export const MATCH_KEY_USER_DATA_PROPERTIES = {
     Type.String({
       minLength: 1,
       maxLength: 256,
-      description: "GA4 `client_id` (the `_ga` cookie's id). Required to forward to GA4.",
+      description:
+        "GA4 `client_id`: the `_ga` cookie's id (`<random>.<seconds>`; a whole cookie value `GA1.1.<random>.<seconds>` is reduced to it). Required to forward to GA4.",
+    }),
+  ),
+  ga_session_id: Type.Optional(
+    Type.String({
+      pattern: '^\\d{1,20}$',
+      errorMessage: 'must be the session number (digits) from the _ga_<container> cookie',
+      description:
+        'GA4 session id: the session number from the `_ga_<container>` cookie. Sent as `session_id` (with `engagement_time_msec`), so GA4 attributes the event to the visit.',
     }),
   ),
 };
@@ -149,6 +159,7 @@ export interface RawMatchKeys {
   ttclid?: string;
   ttp?: string;
   gaClientId?: string;
+  gaSessionId?: string;
 }
 
 const CAMEL: Record<MatchKeyField, keyof RawMatchKeys> = {
@@ -159,6 +170,7 @@ const CAMEL: Record<MatchKeyField, keyof RawMatchKeys> = {
   ttclid: 'ttclid',
   ttp: 'ttp',
   ga_client_id: 'gaClientId',
+  ga_session_id: 'gaSessionId',
 };
 
 /**

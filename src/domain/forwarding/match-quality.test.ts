@@ -3,7 +3,12 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { forwardable, UA } from '../../../test/platforms/forwardable.ts';
 import { matchQuality } from './match-quality.ts';
-import { type MetaMatchKey, metaKeysOf, metaKeysProblem, metaUserData } from './meta-user-data.ts';
+import {
+  type MetaMatchKey,
+  metaKeysOf,
+  metaKeysProblem,
+  metaUserData,
+} from './platforms/meta/user-data.ts';
 
 describe('match quality (a local estimate, not Meta’s score)', () => {
   it('scores 10 with every key, and lists none missing', () => {
@@ -158,5 +163,21 @@ describe('match quality computed once per combination of keys (issue 21)', () =>
     const event = forwardable({ userData: { email: 'a@example.com' } });
     assert.ok(Object.isFrozen(matchQuality(event)));
     assert.ok(Object.isFrozen(matchQuality(event).keys));
+  });
+
+  it('counts an fbc made from the URL’s fbclid, and scores 0 when ad_user_data is denied', () => {
+    const event = forwardable({ userData: { email: 'a@example.com' }, matchKeys: null });
+    const plain = matchQuality(event);
+    assert.ok(!plain.keys.includes('fbc'));
+    const clicked = matchQuality({
+      ...event,
+      event: { url: 'https://shop.example/?fbclid=IwAR1abc', timestamp: new Date() },
+    });
+    assert.ok(clicked.keys.includes('fbc'));
+    assert.equal(clicked.score, plain.score + 1.5);
+    const denied = matchQuality({ ...event, consent: { ad_user_data: 'denied' } });
+    assert.equal(denied.score, 0);
+    assert.deepEqual(denied.keys, plain.keys, 'the keys present are still listed');
+    assert.equal(matchQuality({ ...event, consent: { ad_user_data: 'granted' } }), plain);
   });
 });

@@ -14,11 +14,20 @@
  * the raw match keys exist (they are erased after 7 days).
  */
 
+import type { Consent } from '../consent.ts';
 import type { MatchQuality } from '../model.ts';
 import type { RawMatchKeys } from './match-keys.ts';
-import { type MetaMatchKey, metaKeysOf, metaKeysProblem, metaUserData } from './meta-user-data.ts';
 import type { ForwardableEvent } from './model.ts';
-import { metaHashesOfRecord } from './platform-user-data.ts';
+import { meta as metaPlatform } from './platforms/meta/index.ts';
+import {
+  type ClickSource,
+  fbcFromUrl,
+  type MetaMatchKey,
+  metaHashesOfRecord,
+  metaKeysOf,
+  metaKeysProblem,
+  metaUserData,
+} from './platforms/meta/user-data.ts';
 
 export type { MatchQuality };
 
@@ -55,29 +64,37 @@ const RAW_FIELDS: Partial<Record<MetaMatchKey, keyof RawMatchKeys>> = {
 const BY_PRESENCE = new Map<number, MatchQuality>();
 
 export function matchQuality(
-  forwardable: Pick<ForwardableEvent, 'hashes' | 'matchKeys'>,
+  forwardable: Pick<ForwardableEvent, 'hashes' | 'matchKeys'> & {
+    /** The page URL and time: an `fbclid` in the URL makes the `fbc` Meta is sent. */
+    event?: ClickSource;
+    consent?: Consent | null;
+  },
 ): MatchQuality {
-  const meta = forwardable.hashes.meta as Record<string, string | undefined>;
+  const meta: Readonly<Record<string, string>> = forwardable.hashes[metaPlatform.type] ?? {};
   const raw = forwardable.matchKeys;
+  const derivedFbc = raw?.fbc === undefined && forwardable.event && fbcFromUrl(forwardable.event);
   let presence = 0;
   for (let i = 0; i < WEIGHTS.length; i++) {
     const key = WEIGHTS[i]!.meta;
     const field = RAW_FIELDS[key];
     const value = field === undefined ? meta[key] : raw?.[field];
-    if (value !== undefined) presence |= 1 << i;
+    if (value !== undefined || (key === 'fbc' && derivedFbc)) presence |= 1 << i;
   }
+  // Consent to send user data denied: no platform is sent an identifier, nothing can match.
+  const denied = forwardable.consent?.ad_user_data === 'denied';
+  if (denied) presence |= 1 << WEIGHTS.length;
   let quality = BY_PRESENCE.get(presence);
   if (quality === undefined) {
-    quality = estimate(metaKeysOf(metaUserData(forwardable)));
+    quality = estimate(metaKeysOf(metaUserData(forwardable)), denied);
     BY_PRESENCE.set(presence, quality);
   }
   return quality;
 }
 
-function estimate(present: ReadonlySet<MetaMatchKey>): MatchQuality {
+function estimate(present: ReadonlySet<MetaMatchKey>, denied: boolean): MatchQuality {
   const keys = WEIGHTS.filter((w) => present.has(w.meta));
   const missing = WEIGHTS.filter((w) => !present.has(w.meta)).map((w) => w.key);
-  const rejected = metaKeysProblem(present) !== null;
+  const rejected = denied || metaKeysProblem(present) !== null;
   const total = rejected ? 0 : keys.reduce((sum, w) => sum + w.weight, 0);
   return Object.freeze({
     score: Math.round(total * 10) / 10,
@@ -92,6 +109,6 @@ function estimate(present: ReadonlySet<MetaMatchKey>): MatchQuality {
  * had, and the estimate from them is the one ingestion would have made.
  */
 export function matchQualityOfRecord(userData: Record<string, string> | null): MatchQuality {
-  const meta = metaHashesOfRecord(userData);
-  return matchQuality({ hashes: { meta, ga4: {}, tiktok: {} }, matchKeys: null });
+  const meta = metaHashesOfRecord(userData) as Record<string, string>;
+  return matchQuality({ hashes: { [metaPlatform.type]: meta }, matchKeys: null });
 }

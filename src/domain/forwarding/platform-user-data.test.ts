@@ -10,12 +10,11 @@ import {
   type UserData,
 } from '../events/user-data.ts';
 import {
-  normaliseE164,
-  normaliseGa4Email,
   type PlatformHashes,
   type PlatformLocation,
   platformUserData,
 } from './platform-user-data.ts';
+import { normaliseE164, normaliseGa4Email } from './platforms/ga4/user-data.ts';
 
 // Hashes are written out literally so that a change in normalisation fails here.
 // Meta: "Customer Information Parameters" (developers.facebook.com/docs/marketing-api/
@@ -46,14 +45,14 @@ describe('per-platform user_data at ingestion', () => {
       last_name: 'Smith',
       external_id: 'user-42',
     });
-    assert.deepEqual(hashes.meta, {
+    assert.deepEqual(hashes['meta']!, {
       em: META_EMAIL,
       ph: META_PHONE,
       fn: JOHN,
       ln: SMITH,
       external_id: sha256Hex('user-42'),
     });
-    assert.equal(platformUserData({ first_name: 'Valéry' }).hashes.meta.fn, META_VALERY);
+    assert.equal(platformUserData({ first_name: 'Valéry' }).hashes['meta']!.fn, META_VALERY);
   });
 
   it("follows Google's rules for GA4: gmail dots, E.164 with +, names without digits", () => {
@@ -72,7 +71,7 @@ describe('per-platform user_data at ingestion', () => {
       country: 'US',
       external_id: 'user-42',
     });
-    assert.deepEqual(hashes.ga4, {
+    assert.deepEqual(hashes['ga4']!, {
       sha256_email_address: SHA_JANEDOE_GMAIL,
       sha256_phone_number: SHA_PLUS_18005550100,
       sha256_first_name: SHA_MARYJANE,
@@ -80,10 +79,10 @@ describe('per-platform user_data at ingestion', () => {
       user_id: sha256Hex('user-42'),
     });
     // Unhashed, as GA4 wants them; the zip is raw contact data Trackway never keeps (§11).
-    assert.deepEqual(location.ga4, { city: 'st louis', region: 'mo', country: 'us' });
+    assert.deepEqual(location['ga4']!, { city: 'st louis', region: 'mo', country: 'us' });
     // Meta keeps the dots: its rule is trim + lowercase only.
     assert.equal(
-      platformUserData({ email: 'jane.doe@example.com' }).hashes.ga4.sha256_email_address,
+      platformUserData({ email: 'jane.doe@example.com' }).hashes['ga4']!.sha256_email_address,
       SHA_JANE_DOT_DOE_EXAMPLE,
     );
   });
@@ -100,7 +99,7 @@ describe('per-platform user_data at ingestion', () => {
       country: 'US',
       external_id: 'user-42',
     });
-    assert.deepEqual(hashes.tiktok, {
+    assert.deepEqual(hashes['tiktok']!, {
       email: META_EMAIL,
       phone: SHA_PLUS_16505551212,
       external_id: sha256Hex('user-42'),
@@ -108,17 +107,17 @@ describe('per-platform user_data at ingestion', () => {
       last_name: sha256Hex('oneil'),
       zip_code: SHA_SW1A1AA,
     });
-    assert.deepEqual(location.tiktok, { city: 'newyork', state: 'ny', country: 'us' });
+    assert.deepEqual(location['tiktok']!, { city: 'newyork', state: 'ny', country: 'us' });
     // Meta folds inner spaces to one; TikTok removes them.
-    assert.equal(platformUserData({ first_name: 'Mary Jane' }).hashes.meta.fn, SHA_MARY_JANE);
+    assert.equal(platformUserData({ first_name: 'Mary Jane' }).hashes['meta']!.fn, SHA_MARY_JANE);
   });
 
   it('passes pre-hashed values to hashed fields only, and never keeps raw contact data', () => {
     const hashed = sha256Hex('someone@example.com');
     const { hashes, location } = platformUserData({ email: hashed, city: sha256Hex('paris') });
-    assert.equal(hashes.meta.em, hashed);
-    assert.equal(hashes.ga4.sha256_email_address, hashed);
-    assert.equal(hashes.tiktok.email, hashed);
+    assert.equal(hashes['meta']!.em, hashed);
+    assert.equal(hashes['ga4']!.sha256_email_address, hashed);
+    assert.equal(hashes['tiktok']!.email, hashed);
     assert.deepEqual(location, { ga4: {}, tiktok: {} });
     const all = JSON.stringify(
       platformUserData({ email: 'jane@example.com', phone: '+18005550100', zip: '94107' }),
@@ -154,11 +153,11 @@ function referencePlatformUserData(raw: UserData): {
     const normalised = normalise(value);
     return normalised === '' ? undefined : normalised;
   };
-  const compact = <T extends object>(value: T): T => {
-    for (const key of Object.keys(value) as Array<keyof T>) {
+  const compact = (value: Record<string, string | undefined>): Record<string, string> => {
+    for (const key of Object.keys(value)) {
       if (value[key] === undefined) delete value[key];
     }
-    return value;
+    return value as Record<string, string>;
   };
   const ga4Text = (v: string) =>
     v

@@ -5,8 +5,10 @@
 import { generateApiKey } from '../accounts/api-key.ts';
 import type { Context } from '../context.ts';
 import { TrackwayError } from '../errors.ts';
+import { pageOf } from '../events/list-events.ts';
 import { newId } from '../ids.ts';
 import type { KeyScope, ManagedKey } from '../model.ts';
+import type { PageQuery } from '../pixels/schemas.ts';
 import type { CreateKeyInput, KeyObject } from './schemas.ts';
 
 export function keyObject(key: ManagedKey): KeyObject {
@@ -22,9 +24,11 @@ export function keyObject(key: ManagedKey): KeyObject {
   };
 }
 
-export async function listKeys({ ctx }: { ctx: Context }) {
-  const keys = await ctx.store.keys.listKeys(ctx.account.id);
-  return { keys: keys.map(keyObject) };
+/** Bounded like every list: `limit` default 50, at most 100 (above is applied as 100). */
+export async function listKeys({ ctx, query }: { ctx: Context; query: PageQuery }) {
+  const page = pageOf(query);
+  const { keys, total } = await ctx.store.keys.pageKeys(ctx.account.id, page);
+  return { keys: keys.map(keyObject), total, ...page };
 }
 
 export async function createKey({ ctx, input }: { ctx: Context; input: CreateKeyInput }) {

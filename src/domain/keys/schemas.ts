@@ -13,7 +13,7 @@ export const CreateKeySchema = Type.Object(
       Type.Union(Scope.anyOf, { description: `${Scope.description} Default \`full\`.` }),
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ name: 'Checkout server', scope: 'ingest' }] },
 );
 export type CreateKeyInput = Static<typeof CreateKeySchema>;
 
@@ -37,7 +37,12 @@ export const CreatedKeySchema = Type.Composite([
   Type.Object({ key: Type.String({ description: 'The API key. Shown only in this response.' }) }),
 ]);
 
-export const KeyListSchema = Type.Object({ keys: Type.Array(KeySchema) });
+export const KeyListSchema = Type.Object({
+  keys: Type.Array(KeySchema),
+  total: Type.Integer({ description: "The account's keys, revoked ones included." }),
+  limit: Type.Integer(),
+  offset: Type.Integer(),
+});
 
 export const KeyIdParams = Type.Object({
   key_id: Type.String({ description: 'Key identifier (`key_…`).' }),

@@ -24,10 +24,16 @@ export async function erasePerson({
   ctx,
   pixelId,
   input,
+  onStart,
 }: {
   ctx: Context;
   pixelId: string;
   input: ErasureInput;
+  /**
+   * Called once the request is known to be valid, before anything is deleted: the audit trail
+   * records the erasure first, so one that dies half-way still left its line.
+   */
+  onStart?: (kinds: PersonKeyKind[]) => void;
 }): Promise<{ deleted: number; kinds: PersonKeyKind[] }> {
   const given = input.user_data;
   if (given.email === undefined && given.phone === undefined && given.external_id === undefined) {
@@ -41,6 +47,8 @@ export async function erasePerson({
   };
   const pixel = await ctx.store.pixels.getPixel(ctx.account.id, pixelId);
   if (!pixel) throw pixelNotFound(pixelId);
+  const kinds = Object.keys(keys) as PersonKeyKind[];
+  onStart?.(kinds);
   const { lifecycle } = ctx.store;
   const through = await lifecycle.lastSeq();
   let deleted = 0;
@@ -53,5 +61,5 @@ export async function erasePerson({
       throughSeq: Math.min(after + ERASE_WINDOW, through),
     });
   }
-  return { deleted, kinds: Object.keys(keys) as PersonKeyKind[] };
+  return { deleted, kinds };
 }

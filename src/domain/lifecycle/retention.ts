@@ -32,7 +32,7 @@ export async function retentionOf(store: Store, account: Account): Promise<numbe
 /** `plans set --retention-days N`: enterprise accounts only. */
 export async function setRetentionDays(op: Operator, accountId: string, days: number) {
   const account = await op.store.accounts.getAccount(accountId);
-  if (!account) throw new OperatorError(`No account ${accountId}`);
+  if (!account) throw new OperatorError(`No such account: ${accountId}`);
   if (account.plan !== 'enterprise') {
     throw new OperatorError(
       `--retention-days is for enterprise accounts only; ${accountId} is on ${account.plan} (${PLAN_RETENTION_DAYS[account.plan]} days)`,

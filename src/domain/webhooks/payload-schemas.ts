@@ -3,7 +3,10 @@
  * They document the OpenAPI `webhooks` section, and through it type `verifyWebhook()` in the
  * client, so a receiver's code is checked against what is actually sent.
  */
+
 import { type TSchema, Type } from '@sinclair/typebox';
+import { meta } from '../forwarding/platforms/meta/index.ts';
+import { PlatformSchema } from '../forwarding/platforms/registry.ts';
 import { PIXEL_EXAMPLE, PixelSchema } from '../pixels/schemas.ts';
 
 const at = '2026-11-24T18:42:11.000Z';
@@ -61,7 +64,7 @@ export const EventForwardedWebhookSchema = envelope(
     event_id: Type.String(),
     event_name: Type.String(),
     destination_id: Type.String({ description: 'The destination (`dst_…`).' }),
-    platform: Type.Union([Type.Literal('meta'), Type.Literal('ga4'), Type.Literal('tiktok')]),
+    platform: PlatformSchema,
     forwarded_at: Type.String({ format: 'date-time' }),
     platform_response: Type.Record(Type.String(), Type.Unknown(), {
       description:
@@ -73,7 +76,7 @@ export const EventForwardedWebhookSchema = envelope(
     event_id: 'order-10045',
     event_name: 'Purchase',
     destination_id: 'dst_9Bv4Hc7Jk2Lm5Np8',
-    platform: 'meta',
+    platform: meta.type,
     forwarded_at: at,
     platform_response: { events_received: 1, fbtrace_id: 'AbC123xYz' },
   },

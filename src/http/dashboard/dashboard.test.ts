@@ -117,6 +117,46 @@ for (const kind of await testStores()) {
       assert.equal(await key(), second);
     });
 
+    it('warns that a test event code keeps every event out of live conversions', async () => {
+      const pixelId = await h.pixel(acme);
+      const { cookie } = await signIn(acme);
+      const page = `/dashboard/destinations?pixel_id=${pixelId}`;
+      // The form says it next to the field, for Meta and for TikTok.
+      const empty = await get(cookie, page);
+      assert.match(
+        empty.body,
+        /aria-describedby="meta-test_event_code-warning"><p class="warning field-warning" id="meta-test_event_code-warning">For testing only: while a test event code is set, every event goes to the platform’s Test events tool and none counts as a live conversion/,
+      );
+      assert.match(empty.body, /id="tiktok-test_event_code-warning"/);
+      const create = (config: Record<string, string>) =>
+        h.request(acme, {
+          method: 'POST',
+          url: `/v1/pixels/${pixelId}/destinations`,
+          payload: { type: 'meta', config },
+        });
+      const live = await create({ pixel_id: meta.pixelId, access_token: meta.accessToken });
+      assert.equal(live.statusCode, 201, live.body);
+      const liveId = live.json().id as string;
+      const liveEdit = await get(cookie, `/dashboard/pixels/${pixelId}/destinations/${liveId}`);
+      assert.doesNotMatch(liveEdit.body, /Test mode/, 'a live destination has no warning');
+      assert.doesNotMatch((await get(cookie, page)).body, /<strong>Test mode<\/strong>/);
+
+      const testing = await create({
+        pixel_id: meta.pixelId,
+        access_token: meta.accessToken,
+        test_event_code: 'TEST4242',
+      });
+      assert.equal(testing.statusCode, 201, testing.body);
+      const testId = testing.json().id as string;
+      const warning =
+        /<p class="warning" role="note"><strong>Test mode<\/strong> \(test event code <code>TEST4242<\/code>\): every event goes to the platform’s Test events only and none counts as a live conversion/;
+      const listed = await get(cookie, page);
+      assert.match(listed.body, warning);
+      assert.equal(listed.body.match(/<strong>Test mode<\/strong>/g)?.length, 1, 'only that one');
+      const edit = await get(cookie, `/dashboard/pixels/${pixelId}/destinations/${testId}`);
+      assert.match(edit.body, warning);
+    });
+
     it('adds a destination, masks its secret, sends a test and shows the answer, disables and replays it', async () => {
       const pixelId = await h.pixel(acme);
       const { cookie } = await signIn(acme);
@@ -149,6 +189,20 @@ for (const kind of await testStores()) {
       ).json().destinations;
       assert.equal(dst.type, 'meta');
       assert.equal(dst.config.pixel_id, meta.pixelId);
+      assert.equal(dst.config.require_consent, undefined);
+      assert.match(empty.body, /name="require_consent" value="true"/);
+      const strictPixel = await h.pixel(acme);
+      const strict = await post(cookie, `/dashboard/pixels/${strictPixel}/destinations`, {
+        type: 'ga4',
+        measurement_id: 'G-TEST123',
+        api_secret: 'secret',
+        require_consent: 'true',
+      });
+      assert.equal(strict.statusCode, 303, strict.body);
+      const [strictDst] = (
+        await h.request(acme, { method: 'GET', url: `/v1/pixels/${strictPixel}/destinations` })
+      ).json().destinations;
+      assert.equal(strictDst.config.require_consent, true);
       const listed = await get(cookie, String(ok.headers.location));
       assert.match(listed.body, /Destination added/);
       assert.match(listed.body, /My Meta/);
@@ -175,8 +229,9 @@ for (const kind of await testStores()) {
         end_date: '2026-01-02',
         statuses: ['failed', 'skipped'],
       });
-      assert.equal(replayed.statusCode, 200);
-      assert.match(replayed.body, /Replay: 0 events queued/);
+      // A disabled destination is not replayed (contract §21): the form says why.
+      assert.equal(replayed.statusCode, 409);
+      assert.match(replayed.body, /Destination is disabled/);
       const backwards = await post(cookie, `${base}/replay`, {
         start_date: '2026-01-03',
         end_date: '2026-01-02',
@@ -368,6 +423,7 @@ for (const kind of await testStores()) {
         event_id: 'lead-dash',
         timestamp: new Date().toISOString(),
         url: 'https://shop.example/checkout',
+        consent: { ad_user_data: 'granted', limited_data_use: true },
         user_data: { email: 'jane@example.com', client_user_agent: 'Mozilla/5.0 (test)' },
       });
       assert.equal(tracked.statusCode, 200, tracked.body);
@@ -378,10 +434,32 @@ for (const kind of await testStores()) {
       const pending = await get(cookie, url);
       assert.equal(pending.statusCode, 200);
       assert.match(pending.body, /Match quality/);
+      assert.match(pending.body, /<h2 id="consent-h">Consent<\/h2>/);
+      assert.match(pending.body, /<dt>ad_user_data<\/dt><dd>granted<\/dd>/);
+      assert.match(pending.body, /<dt>limited_data_use<\/dt><dd>true<\/dd>/);
       assert.match(pending.body, /class="score">\d+\.\d \/ 10</);
       assert.match(pending.body, /<code>em<\/code>|<code>email<\/code>/);
       assert.ok(pending.body.includes(dst));
       assert.match(pending.body, /class="status pending">pending</);
+      assert.doesNotMatch(pending.body, /<dt>Dropped<\/dt>/, 'nothing was dropped');
+
+      // An event stored without a value it could not use says so (contract §19).
+      const dropped = await h.track(acme, {
+        pixel_id: pixelId,
+        event_name: 'Purchase',
+        event_id: 'dropped-dash',
+        value: 10,
+        currency: 'EUR',
+        user_data: { email: 'jane@example.com', phone: '650 555 0199' },
+      });
+      assert.equal(dropped.statusCode, 200, dropped.body);
+      const droppedPage = await get(cookie, `/dashboard/events/${pixelId}/dropped-dash`);
+      assert.match(
+        droppedPage.body,
+        /<dt>Dropped<\/dt><dd class="dropped"><code>user_data\.phone<\/code>/,
+      );
+      const listed = await get(cookie, `/dashboard/events?pixel_id=${pixelId}`);
+      assert.match(listed.body, /class="status dropped"[^>]*>1 dropped</);
 
       const sender = createPlatformSender({ timeoutMs: 2_000 });
       const worker = new ForwardingWorker({

@@ -13,6 +13,7 @@ import { assertApiAccess, authenticateKey } from '../../domain/accounts/accounts
 import { RateLimitedError, TrackwayError } from '../../domain/errors.ts';
 import type { AccountStore } from '../../domain/ports.ts';
 import type { App, AppDeps } from '../deps.ts';
+import { errorBody, toTrackwayError } from '../errors.ts';
 import { limitAccount, limitAuthFailure } from '../rate-limit.ts';
 import { webhookContextOf } from '../route-kit.ts';
 import { platformGatewayOf } from '../routes/destinations.test-send.ts';
@@ -23,7 +24,13 @@ import { barePage } from './layout.ts';
 import type { Usage } from './pages/overview.ts';
 import { signInPage } from './pages/sign-in.ts';
 import { registerScreens } from './routes.ts';
-import { assertSameOrigin, endSession, findSession, startSession } from './session.ts';
+import {
+  assertSameOrigin,
+  endSession,
+  findSession,
+  sessionTokenHash,
+  startSession,
+} from './session.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
@@ -116,20 +123,29 @@ export async function registerDashboard(
           429,
         );
       }
-      if (error instanceof TrackwayError) {
-        const status = { not_found: 404, forbidden: 403, invalid_request: 400, conflict: 409 }[
-          error.code as string
-        ];
-        if (status) {
-          return sendPage(
-            reply,
-            barePage(
-              status === 404 ? 'Not found' : 'Request refused',
-              html`<p>${error.message}</p><p><a href="/dashboard">Back to the dashboard</a></p>`,
-            ),
-            status,
-          );
-        }
+      // Fastify's own refusals (a body of no or another content type, malformed, too large)
+      // are the sender's fault (415 / 400 / 413, as the API answers them); the API's one
+      // catalogue decides every status, so a storage outage is a 503 here too, never a 500.
+      const refused = toTrackwayError(error);
+      if (refused.code !== 'internal') {
+        const { status } = errorBody(refused);
+        const message =
+          refused.code === 'unsupported_media_type'
+            ? 'Forms are sent as application/x-www-form-urlencoded'
+            : refused.message;
+        if (status >= 500) request.log.warn({ err: error }, 'dashboard request unavailable');
+        return sendPage(
+          reply,
+          barePage(
+            status === 404
+              ? 'Not found'
+              : status >= 500
+                ? 'Temporarily unavailable'
+                : 'Request refused',
+            html`<p>${message}</p><p><a href="/dashboard">Back to the dashboard</a></p>`,
+          ),
+          status,
+        );
       }
       request.log.error({ err: error }, 'dashboard request failed');
       return sendPage(reply, barePage('Something went wrong', html`<p>Please try again.</p>`), 500);
@@ -222,6 +238,7 @@ export async function registerDashboard(
             request,
             reply,
             streams,
+            credential: { kind: 'session', tokenHash: sessionTokenHash(request) ?? '' },
             heartbeatMs: deps.liveTailHeartbeatMs ?? DEFAULT_HEARTBEAT_MS,
           });
         },

@@ -13,6 +13,7 @@ import {
   updateDestination,
 } from '../../domain/forwarding/destinations.ts';
 import { replayDestination, testDestination } from '../../domain/forwarding/event-forwarding.ts';
+import { isPlatform } from '../../domain/forwarding/platforms/registry.ts';
 import { createKey, revokeKey } from '../../domain/keys/keys.ts';
 import { CreateKeySchema } from '../../domain/keys/schemas.ts';
 import { createPixel, rotatePublishableKey, updatePixel } from '../../domain/pixels/pixels.ts';
@@ -77,11 +78,16 @@ export function registerScreens(
   }));
 
   // Pixels
-  const pixels = async (ctx: WebhookContext, flash: Flash, form: Record<string, string> = {}) =>
+  const pixels = async (
+    ctx: WebhookContext,
+    flash: Flash,
+    form: Record<string, string> = {},
+    offset?: string,
+  ) =>
     ({
       section: '/dashboard/pixels',
       title: 'Pixels',
-      body: await pixelsBody(ctx, form),
+      body: await pixelsBody(ctx, form, offset),
       flash,
     }) satisfies Screen;
   const pixel = async (ctx: WebhookContext, pixelId: string, flash: Flash = {}) =>
@@ -93,7 +99,9 @@ export function registerScreens(
     }) satisfies Screen;
   const pixelUrl = (id: string, done: string) =>
     `/dashboard/pixels/${encodeURIComponent(id)}?done=${done}`;
-  screens.page('/dashboard/pixels', (_request, ctx, flash) => pixels(ctx, flash));
+  screens.page('/dashboard/pixels', (request, ctx, flash) =>
+    pixels(ctx, flash, {}, request.query['offset']),
+  );
   screens.form(
     '/dashboard/pixels',
     async (request, ctx) => {
@@ -190,12 +198,14 @@ export function registerScreens(
     async (request, ctx) => {
       const pixelId = request.params.pixel_id;
       const type = one(request.body, 'type') ?? '';
-      const fields = CONFIG_FIELDS[type as keyof typeof CONFIG_FIELDS] ?? [];
+      const fields = isPlatform(type) ? CONFIG_FIELDS[type] : [];
       const config = input(
         (v) => v as Record<string, unknown>,
         request.body,
         fields.map((f) => f.name),
       );
+      // Every type's config takes require_consent (contract §16): a checkbox on every form.
+      if (one(request.body, 'require_consent') === 'true') config['require_consent'] = true;
       const name = one(request.body, 'name')?.trim();
       const body = validCreateDestination({ type, config, ...(name && { name }) });
       await createDestination({ ctx, pixelId, input: body });

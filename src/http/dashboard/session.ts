@@ -26,6 +26,12 @@ export function sessionToken(request: FastifyRequest): string | null {
   return null;
 }
 
+/** The SHA-256 the store keeps of the request's session token, or null without one. */
+export function sessionTokenHash(request: FastifyRequest): string | null {
+  const token = sessionToken(request);
+  return token === null ? null : hashToken(token);
+}
+
 function cookie(request: FastifyRequest, value: string, maxAgeSeconds: number): string {
   // Secure whenever the browser reached us over https (directly or via a trusted proxy).
   const secure = request.protocol === 'https' ? '; Secure' : '';

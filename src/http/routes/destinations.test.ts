@@ -163,5 +163,61 @@ for (const kind of await testStores()) {
       const still = await h.request(acme, { method: 'GET', url: `${base}/${d.id}` });
       assert.equal(still.json().enabled, true);
     });
+
+    it('masks a short secret whole: "****" + last 4 would show it all', async () => {
+      for (const token of ['abc', 'abcd', 'abcde12']) {
+        const res = await create(acme, pixel, {
+          type: 'meta',
+          config: { ...META, access_token: token },
+        });
+        assert.equal(res.statusCode, 201, res.body);
+        assert.equal(res.json().config.access_token, '****', token);
+        const ga4 = await create(acme, pixel, {
+          type: 'ga4',
+          config: { measurement_id: 'G-ABC123', api_secret: token },
+        });
+        assert.equal(ga4.json().config.api_secret, '****', token);
+        for (const answer of [res, ga4]) assert.ok(!answer.body.includes(token), answer.body);
+        for (const d of [res, ga4]) {
+          await h.request(acme, {
+            method: 'DELETE',
+            url: `/v1/pixels/${pixel}/destinations/${d.json().id}`,
+          });
+        }
+      }
+    });
+
+    it('refuses a secret with a line break or other non-header-safe character, naming it', async () => {
+      const bad = ['tok\r\nX-Injected: 1', 'tok\nen', 'tok en', 'tok\ten', 'tøken'];
+      const configs = {
+        meta: (t: string) => ({ ...META, access_token: t }),
+        ga4: (t: string) => ({ measurement_id: 'G-ABC123', api_secret: t }),
+        tiktok: (t: string) => ({ pixel_code: 'C0PIXEL1', access_token: t }),
+      };
+      for (const [type, config] of Object.entries(configs)) {
+        const field = type === 'ga4' ? 'config.api_secret' : 'config.access_token';
+        for (const token of bad) {
+          const res = await create(acme, pixel, { type, config: config(token) });
+          assert.equal(res.statusCode, 400, `${type} ${JSON.stringify(token)}: ${res.body}`);
+          assert.equal(res.json().field, field);
+          assert.match(res.json().message, new RegExp(`^Invalid field: ${field} must be visible`));
+        }
+        // On update too, and the stored secret stays as it was.
+        const ok = await create(acme, pixel, { type, config: config('good-token-1234') });
+        assert.equal(ok.statusCode, 201, ok.body);
+        const url = `/v1/pixels/${pixel}/destinations/${ok.json().id}`;
+        const key = field.slice('config.'.length);
+        const patched = await h.request(acme, {
+          method: 'PATCH',
+          url,
+          payload: { config: { [key]: 'new\r\ntoken' } },
+        });
+        assert.equal(patched.statusCode, 400, patched.body);
+        assert.equal(patched.json().field, field);
+        const got = await h.request(acme, { method: 'GET', url });
+        assert.equal(got.json().config[key], '****1234');
+        await h.request(acme, { method: 'DELETE', url });
+      }
+    });
   });
 }

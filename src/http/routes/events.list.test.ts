@@ -84,7 +84,11 @@ for (const kind of await testStores()) {
           ],
         },
         source: 'server',
+        // None was given.
+        consent: null,
         received_at: body.events[0].received_at,
+        // Every user_data value it carried could be used (it carried none): nothing dropped.
+        dropped: [],
         // The pixel has no destination: nothing is forwarded.
         forwarding: [],
       });

@@ -1,5 +1,6 @@
 import { listKeys } from '../../domain/keys/keys.ts';
 import { KeyListSchema } from '../../domain/keys/schemas.ts';
+import { PageQuerySchema } from '../../domain/pixels/schemas.ts';
 import type { App, AppDeps } from '../deps.ts';
 import { contextOf, errorResponses } from '../route-kit.ts';
 
@@ -11,11 +12,12 @@ export function registerListKeys(app: App, deps: AppDeps): void {
         operationId: 'listKeys',
         summary: "List the account's API keys",
         description:
-          'Oldest first, revoked keys included. The keys themselves are never shown again.',
+          'Oldest first, revoked keys included, a page at a time (`limit` default 50, at most 100; `offset`). The keys themselves are never shown again.',
         tags: ['Keys'],
+        querystring: PageQuerySchema,
         response: { 200: KeyListSchema, ...errorResponses },
       },
     },
-    async (request) => listKeys({ ctx: contextOf(deps, request) }),
+    async (request) => listKeys({ ctx: contextOf(deps, request), query: request.query }),
   );
 }

@@ -201,5 +201,42 @@ for (const kind of await testStores()) {
       });
       assert.equal(tracked.statusCode, 200);
     });
+
+    it('lists keys a page at a time: limit default 50, at most 100, offset, total', async () => {
+      const owner = await h.account('pro');
+      // The account's own key, plus 119 made through the API: 120, oldest first.
+      for (let i = 0; i < 119; i++) {
+        const made = await h.request(owner, {
+          method: 'POST',
+          url: '/v1/keys',
+          payload: { name: `k-${String(i).padStart(3, '0')}` },
+        });
+        assert.equal(made.statusCode, 201);
+        h.clock.advance(1_000);
+      }
+      const list = (query: string) => h.request(owner, { method: 'GET', url: `/v1/keys${query}` });
+      const first = await list('');
+      assert.equal(first.statusCode, 200, first.body);
+      assert.equal(first.json().keys.length, 50);
+      assert.equal(first.json().total, 120);
+      assert.equal(first.json().limit, 50);
+      assert.equal(first.json().offset, 0);
+      const capped = (await list('?limit=500')).json();
+      assert.equal(capped.keys.length, 100);
+      assert.equal(capped.limit, 100);
+      const last = (await list('?limit=100&offset=100')).json();
+      assert.equal(last.keys.length, 20);
+      assert.equal(last.keys.at(-1).name, 'k-118');
+      // The pages cover every key once.
+      const ids = [...capped.keys, ...last.keys].map((k: { id: string }) => k.id);
+      assert.equal(new Set(ids).size, 120);
+      for (const bad of ['?limit=0', '?offset=-1', '?limit=x', '?cursor=1']) {
+        const res = await list(bad);
+        assert.equal(res.statusCode, 400, `${bad}: ${res.body}`);
+        assert.equal(res.json().error, 'Invalid request');
+      }
+      // Another account's list is its own.
+      assert.equal((await h.request(other, { method: 'GET', url: '/v1/keys' })).json().total, 1);
+    });
   });
 }

@@ -80,9 +80,19 @@ for (const kind of await testStores()) {
       assert.deepEqual(await stats(shop), [
         { start: '2026-03-01T00:00:00.000Z', event_name: 'Purchase', count: 2, value_sum: 20 },
       ]);
-      // The audit line: account, pixel, count and kinds of key, never the values or hashes.
-      const audit = logged.find((l) => l.audit === 'erasure');
-      assert.ok(audit);
+      // The audit lines: account, pixel, kinds of key (and at the end the count), never the
+      // values or hashes. The first is written at the start, so that an erasure that dies
+      // half-way still leaves one; the second when it completes.
+      const lines = logged.filter((l) => l.audit === 'erasure');
+      assert.deepEqual(
+        lines.map((l) => l.status),
+        ['started', 'completed'],
+      );
+      const [started, audit] = lines as [Record<string, unknown>, Record<string, unknown>];
+      assert.equal(started.deleted, undefined, 'written before anything was deleted');
+      assert.deepEqual(started.keys, ['email', 'phone']);
+      assert.equal(started.account_id, acme.account.id);
+      assert.equal(started.reqId, audit.reqId);
       assert.equal(audit.level, 30);
       assert.equal(audit.account_id, acme.account.id);
       assert.equal(audit.pixel_id, shop);

@@ -25,25 +25,36 @@ export function registerErasure(app: App, deps: AppDeps): void {
     },
     async (request) => {
       const ctx = contextOf(deps, request);
-      const { deleted, kinds } = await erasePerson({
-        ctx,
-        pixelId: request.params.pixel_id,
-        input: request.body,
-      });
-      // The audit trail of a data-subject request: who, where, how many and by which kinds of
-      // key. Never the values, not even hashed (a hash of an email identifies the person).
-      request.log.info(
-        {
-          audit: 'erasure',
-          account_id: ctx.account.id,
-          pixel_id: request.params.pixel_id,
-          all_pixels: request.body.all_pixels === true,
-          keys: kinds,
-          deleted,
-        },
-        'events erased',
-      );
-      return { deleted };
+      // The audit trail of a data-subject request: who, where, by which kinds of key and how
+      // many. Never the values, not even hashed (a hash of an email identifies the person).
+      // Written when the erasure starts (one that dies half-way still leaves its line), then
+      // again when it completes, with the count.
+      const audit = {
+        audit: 'erasure',
+        account_id: ctx.account.id,
+        pixel_id: request.params.pixel_id,
+        all_pixels: request.body.all_pixels === true,
+      };
+      let keys: string[] = [];
+      try {
+        const { deleted } = await erasePerson({
+          ctx,
+          pixelId: request.params.pixel_id,
+          input: request.body,
+          onStart: (kinds) => {
+            keys = kinds;
+            request.log.info({ ...audit, status: 'started', keys }, 'erasure started');
+          },
+        });
+        request.log.info({ ...audit, status: 'completed', keys, deleted }, 'events erased');
+        return { deleted };
+      } catch (error) {
+        // Only an erasure that had started has a line to close.
+        if (keys.length > 0) {
+          request.log.warn({ ...audit, status: 'failed', keys }, 'erasure failed part-way');
+        }
+        throw error;
+      }
     },
   );
 }

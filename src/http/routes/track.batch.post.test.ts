@@ -54,9 +54,8 @@ for (const kind of await testStores()) {
         { event_name: 'Lead' },
         { pixel_id: pixelId, event_name: 'Lead', value: 'ten' },
         { pixel_id: pixelId, event_name: 'Lead', colour: 'red' },
-        // A wrong format found while hashing still comes before an unknown field, as alone.
+        // A value dropped as unusable (§19) does not excuse an unknown field, as alone.
         { pixel_id: pixelId, event_name: 'Lead', colour: 'red', user_data: { phone: '(650)5' } },
-        { pixel_id: pixelId, event_name: 'Lead', user_data: { phone: '(650)555-1212' } },
         { pixel_id: pixelId, event_name: 'Lead', timestamp: '2999-01-01T00:00:00Z' },
         { pixel_id: otherPixel, event_name: 'Lead' },
         { pixel_id: pausedPixel, event_name: 'Lead' },
@@ -119,6 +118,38 @@ for (const kind of await testStores()) {
         'first one wins',
       );
       assert.ok(stored.some(([id]) => id === 'b-2'));
+    });
+
+    it('stores an event without the user_data it cannot use and warns in its slot (§19)', async () => {
+      const res = await batch(acme, {
+        events: [
+          {
+            pixel_id: pixelId,
+            event_name: 'Purchase',
+            event_id: 'bd-1',
+            value: 80,
+            user_data: { phone: '650 555 0199', email: 'jane@example.com' },
+          },
+          { pixel_id: pixelId, event_name: 'Lead', event_id: 'bd-2', user_data: { email: 'nope' } },
+        ],
+      });
+      assert.equal(res.statusCode, 200, res.body);
+      const body = res.json();
+      assert.deepEqual(
+        { accepted: body.accepted, rejected: body.rejected },
+        { accepted: 2, rejected: 0 },
+      );
+      assert.deepEqual(body.results[0].warnings, [
+        'user_data.phone dropped: must be in E.164 format',
+      ]);
+      assert.deepEqual(body.results[1].warnings, [
+        'user_data.email dropped: must be an email address',
+      ]);
+      const record = (
+        await h.request(acme, { method: 'GET', url: `/v1/pixels/${pixelId}/events/bd-1` })
+      ).json();
+      assert.deepEqual(record.dropped, ['user_data.phone']);
+      assert.deepEqual(Object.keys(record.user_data), ['email']);
     });
 
     it('writes one event.tracked message per accepted event, none for the others', async () => {

@@ -62,42 +62,41 @@ for (const kind of await testStores()) {
     const raw = async (eventId: string, pixel = pixelId) =>
       (await h.store.matchKeys.forwardable(acme.account.id, pixel, [eventId]))[0]?.matchKeys;
 
-    it('refuses malformed match keys with the track route’s 400', async () => {
+    it('drops malformed match keys with a warning and keeps the event (§19)', async () => {
+      const cases: Array<[Record<string, string>, string]> = [
+        [
+          { client_ip_address: '256.1.1.1' },
+          'user_data.client_ip_address dropped: must be an IPv4 or IPv6 address',
+        ],
+        [
+          { client_ip_address: '010.1.1.1' },
+          'user_data.client_ip_address dropped: must be an IPv4 or IPv6 address',
+        ],
+        [
+          { fbc: 'IwAR2xYz' },
+          'user_data.fbc dropped: must be a Meta click id cookie: fb.<n>.<ms>.<fbclid>',
+        ],
+        [
+          { fbp: 'fb.1.abc.123' },
+          'user_data.fbp dropped: must be a Meta browser id cookie: fb.<n>.<ms>.<random>',
+        ],
+        [
+          { client_user_agent: 'x'.repeat(513) },
+          'user_data.client_user_agent dropped: must be at most 512 characters',
+        ],
+        [{ ttclid: 'x'.repeat(257) }, 'user_data.ttclid dropped: must be at most 256 characters'],
+      ];
+      for (const [user_data, warning] of cases) {
+        const res = await h.track(acme, { pixel_id: pixelId, event_name: 'Purchase', user_data });
+        assert.equal(res.statusCode, 200, res.body);
+        assert.deepEqual(res.json().warnings, [warning]);
+      }
+      // A wrong JSON type is still refused.
       await expect400(
-        { user_data: { client_ip_address: '256.1.1.1' } },
-        'Invalid field: user_data.client_ip_address must be an IPv4 or IPv6 address',
+        { user_data: { client_ip_address: 17 } },
+        'Invalid field: user_data.client_ip_address must be a string',
         'user_data.client_ip_address',
       );
-      await expect400(
-        { user_data: { client_ip_address: '010.1.1.1' } },
-        'Invalid field: user_data.client_ip_address must be an IPv4 or IPv6 address',
-        'user_data.client_ip_address',
-      );
-      await expect400(
-        { user_data: { fbc: 'IwAR2xYz' } },
-        'Invalid field: user_data.fbc must be a Meta click id cookie: fb.<n>.<ms>.<fbclid>',
-        'user_data.fbc',
-      );
-      await expect400(
-        { user_data: { fbp: 'fb.1.abc.123' } },
-        'Invalid field: user_data.fbp must be a Meta browser id cookie: fb.<n>.<ms>.<random>',
-        'user_data.fbp',
-      );
-      const long = await h.track(acme, {
-        pixel_id: pixelId,
-        event_name: 'Purchase',
-        user_data: { client_user_agent: 'x'.repeat(513) },
-      });
-      assert.equal(long.statusCode, 400, long.body);
-      assert.equal(long.json().field, 'user_data.client_user_agent');
-      assert.equal(long.json().error, 'Invalid request');
-      const ttclid = await h.track(acme, {
-        pixel_id: pixelId,
-        event_name: 'Purchase',
-        user_data: { ttclid: 'x'.repeat(257) },
-      });
-      assert.equal(ttclid.statusCode, 400, ttclid.body);
-      assert.equal(ttclid.json().field, 'user_data.ttclid');
       const source = await h.track(acme, {
         pixel_id: pixelId,
         event_name: 'Purchase',
@@ -110,9 +109,13 @@ for (const kind of await testStores()) {
           'Invalid field: action_source must be one of: website, app, email, phone_call, chat, physical_store, system_generated, other',
         field: 'action_source',
       });
-      // Nothing of the refused events was stored.
+      // The dropped ones were stored (without the key), the refused ones not.
       const list = await h.request(acme, { method: 'GET', url: `/v1/pixels/${pixelId}/events` });
-      assert.equal(list.json().total, 0);
+      assert.equal(list.json().total, cases.length);
+      for (const event of list.json().events) {
+        assert.equal(event.dropped.length, 1);
+        assert.deepEqual(event.user_data, {});
+      }
     });
 
     it('stores only hashes in the record, with action_source and match_quality', async () => {

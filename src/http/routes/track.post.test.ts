@@ -236,20 +236,12 @@ for (const kind of await testStores()) {
         'Invalid field: user_data must be an object',
         'user_data',
       );
+      // A user_data value of the wrong JSON type still refuses the event (contract §19); one
+      // of the right type that cannot be used is dropped instead (tested below).
       await expect400(
-        { ...base, user_data: { phone: '(650)555-1212' } },
-        'Invalid field: user_data.phone must be in E.164 format',
+        { ...base, user_data: { phone: 6505551212 } },
+        'Invalid field: user_data.phone must be a string',
         'user_data.phone',
-      );
-      await expect400(
-        { ...base, user_data: { country: 'UK' } },
-        'Invalid field: user_data.country must be an ISO 3166-1 alpha-2 code',
-        'user_data.country',
-      );
-      await expect400(
-        { ...base, user_data: { email: 'x'.repeat(257) } },
-        'Invalid field: user_data.email must be at most 256 characters',
-        'user_data.email',
       );
       const wide = Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`k${i}`, i]));
       await expect400(
@@ -278,18 +270,20 @@ for (const kind of await testStores()) {
         'value',
       );
       await expect400({ price: 10, value: 'x' }, 'Missing required field: pixel_id', 'pixel_id');
-      // Formats checked past the schema (while hashing, against the clock, by size) are
-      // wrong-format failures too: they come before an unknown field (contract §3's order).
+      // A user_data value that cannot be used is dropped (§19), which does not excuse an
+      // unknown field beside it: the event is still refused for that.
       await expect400(
         { ...base, price: 10, user_data: { phone: '(650)555-1212' } },
-        'Invalid field: user_data.phone must be in E.164 format',
-        'user_data.phone',
+        'Unknown field: price',
+        'price',
       );
       await expect400(
         { ...base, user_data: { phone: '(650)555-1212', emial: 'a@b.co' } },
-        'Invalid field: user_data.phone must be in E.164 format',
-        'user_data.phone',
+        'Unknown field: user_data.emial',
+        'user_data.emial',
       );
+      // Formats checked past the schema (against the clock, by size) are wrong-format
+      // failures too: they come before an unknown field (contract §3's order).
       await expect400(
         { ...base, price: 10, timestamp: '2999-01-01T00:00:00Z' },
         'Invalid field: timestamp must not be more than 10 minutes in the future',
@@ -626,6 +620,83 @@ for (const kind of await testStores()) {
       }
     });
 
+    it('drops a user_data value it cannot use, keeps the event and says why (§19)', async () => {
+      const res = await h.track(acme, {
+        pixel_id: pixelId,
+        event_name: 'Purchase',
+        event_id: 'drop-1',
+        value: 120,
+        currency: 'EUR',
+        user_data: {
+          email: 'jane@example.com',
+          phone: '650 555 0199',
+          country: 'UK',
+          state: '--',
+          client_ip_address: '256.1.1.1',
+          fbp: 'fb.1.1732473730000.1098115397',
+        },
+      });
+      assert.equal(res.statusCode, 200, res.body);
+      assert.deepEqual(res.json(), {
+        success: true,
+        event_id: 'drop-1',
+        message: 'Event tracked',
+        warnings: [
+          'user_data.phone dropped: must be in E.164 format',
+          'user_data.country dropped: must be an ISO 3166-1 alpha-2 code',
+          'user_data.state dropped: must not be empty',
+          'user_data.client_ip_address dropped: must be an IPv4 or IPv6 address',
+        ],
+      });
+      const stored = await h.request(acme, {
+        method: 'GET',
+        url: `/v1/pixels/${pixelId}/events/drop-1`,
+      });
+      assert.equal(stored.statusCode, 200, stored.body);
+      const record = stored.json();
+      assert.equal(record.value, 120);
+      assert.deepEqual(record.dropped, [
+        'user_data.phone',
+        'user_data.country',
+        'user_data.state',
+        'user_data.client_ip_address',
+      ]);
+      // Stored without them: only what could be used is in the record.
+      assert.deepEqual(Object.keys(record.user_data).sort(), ['email', 'fbp']);
+      // Too long, NUL, empty: dropped too; the others are kept.
+      const more = await h.track(acme, {
+        pixel_id: pixelId,
+        event_name: 'Lead',
+        event_id: 'drop-2',
+        user_data: { email: `${'x'.repeat(260)}@b.co`, zip: 'a\u0000', city: 'Lyon', phone: '' },
+      });
+      assert.equal(more.statusCode, 200, more.body);
+      assert.deepEqual(more.json().warnings, [
+        'user_data.email dropped: must be at most 256 characters',
+        'user_data.zip dropped: must not contain NUL (\\u0000) characters',
+        'user_data.phone dropped: must be in E.164 format',
+      ]);
+      // A clean event has no `dropped` entries and no warnings.
+      const clean = await h.track(acme, {
+        pixel_id: pixelId,
+        event_name: 'Lead',
+        event_id: 'drop-3',
+        user_data: { phone: '+1 650 555 0199', country: 'GB' },
+      });
+      assert.equal(clean.json().warnings, undefined);
+      const cleanRecord = await h.request(acme, {
+        method: 'GET',
+        url: `/v1/pixels/${pixelId}/events/drop-3`,
+      });
+      assert.deepEqual(cleanRecord.json().dropped, []);
+      // The metric counts each dropped value by field.
+      const metrics = (await h.app.inject({ method: 'GET', url: '/metrics' })).body;
+      assert.match(metrics, /trackway_user_data_dropped_total\{field="phone"\} 2\b/);
+      assert.match(metrics, /trackway_user_data_dropped_total\{field="country"\} 1\b/);
+      assert.match(metrics, /trackway_user_data_dropped_total\{field="client_ip_address"\} 1\b/);
+      assert.match(metrics, /trackway_user_data_dropped_total\{field="first_name"\} 0\b/);
+    });
+
     it('hashes user_data before storing it, with Meta normalisation', async () => {
       await h.track(acme, {
         pixel_id: pixelId,
@@ -661,9 +732,24 @@ for (const kind of await testStores()) {
       const body = () => ({ pixel_id: pixelId, event_name: 'Lead' });
       const unauthorized = { error: 'Unauthorized', message: 'Invalid API key' };
 
-      it('is 401 for a missing, malformed, unknown or revoked key', async () => {
+      it('is 401 for a missing key, saying it is missing (issue 30)', async () => {
+        for (const headers of [{}, { authorization: '' }, { authorization: '   ' }]) {
+          const res = await h.app.inject({
+            method: 'POST',
+            url: '/v1/track',
+            headers,
+            payload: body(),
+          });
+          assert.equal(res.statusCode, 401, JSON.stringify(headers));
+          assert.deepEqual(res.json(), {
+            error: 'Unauthorized',
+            message: 'Missing API key: send the header Authorization: Bearer <API_KEY>',
+          });
+        }
+      });
+
+      it('is 401 for a malformed, unknown or revoked key', async () => {
         const cases: Array<Record<string, string>> = [
-          {},
           { authorization: 'Basic dXNlcjpwYXNz' },
           { authorization: 'Bearer' },
           {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type Harness, startHarness, type TestAccount, testStores } from '../../../test/harness.ts';
-import { PLATFORM_ADAPTERS } from '../../domain/forwarding/platform-adapters.ts';
+import { PLATFORM_MODULES as PLATFORM_ADAPTERS } from '../../domain/forwarding/platforms/registry.ts';
 
 const META = { pixel_id: '123456789012345', access_token: 'EAABsecret-token-wxyz' };
 const GA4 = { measurement_id: 'G-ABC123', api_secret: 'ga4-secret-qrst' };
@@ -130,6 +130,7 @@ for (const kind of await testStores()) {
         platform: 'meta',
         would_forward: false,
         reason: "event_name Purchase is not in the destination's events filter",
+        consent: 'no consent given: sent as usual',
         payload: (byId.get(filtered) as Record<string, unknown>)['payload'],
       });
       const tiktok = byId.get(off) as Record<string, unknown>;
@@ -137,6 +138,46 @@ for (const kind of await testStores()) {
       assert.equal(tiktok['reason'], 'The destination is disabled');
       assert.doesNotMatch(res.body, /tt-secret|ga4-secret|EAABsecret/);
       assert.equal((await listed(px)).total, 0);
+    });
+
+    it('warns of user_data it would drop, as /v1/track does, and leaves it out (§19)', async () => {
+      const input = {
+        pixel_id: pixel,
+        event_name: 'Purchase',
+        value: 59,
+        currency: 'EUR',
+        url: 'https://shop.example.com/thanks',
+        user_data: {
+          email: 'jane@example.com',
+          phone: '650 555 0199',
+          country: 'UK',
+          client_ip_address: '203.0.113.7',
+          client_user_agent: 'Mozilla/5.0',
+        },
+      };
+      const res = await validate(acme, input);
+      assert.equal(res.statusCode, 200, res.body);
+      const answer = res.json();
+      assert.deepEqual(answer.warnings, [
+        'user_data.phone dropped: must be in E.164 format',
+        'user_data.country dropped: must be an ISO 3166-1 alpha-2 code',
+      ]);
+      assert.deepEqual(answer.event.dropped, ['user_data.phone', 'user_data.country']);
+      assert.deepEqual(Object.keys(answer.event.user_data).sort(), [
+        'client_ip_address',
+        'client_user_agent',
+        'email',
+      ]);
+      const m = answer.destinations.find(
+        (d: { destination_id: string }) => d.destination_id === meta,
+      );
+      assert.equal(m.would_forward, true, m.reason);
+      const sent = m.payload.data[0].user_data;
+      assert.ok(sent.em, 'the email still goes');
+      assert.equal(sent.ph, undefined, 'the dropped phone does not');
+      assert.equal(sent.country, undefined, 'nor the dropped country');
+      const tracked = await h.track(acme, input);
+      assert.deepEqual(tracked.json().warnings, answer.warnings);
     });
 
     it('answers exactly the 400 /v1/track answers', async () => {
@@ -147,7 +188,7 @@ for (const kind of await testStores()) {
         { pixel_id: pixel, event_name: 'Lead', value: 'x' },
         { pixel_id: pixel, event_name: 'Lead', currency: 'dollars' },
         { pixel_id: pixel, event_name: 'Lead', surprise: 1 },
-        { pixel_id: pixel, event_name: 'Lead', user_data: { email: 'not-an-email' } },
+        { pixel_id: pixel, event_name: 'Lead', user_data: { email: 42 } },
         { pixel_id: pixel, event_name: 'Lead', timestamp: '2999-01-01T00:00:00Z' },
         [],
         42,
@@ -190,7 +231,7 @@ for (const kind of await testStores()) {
       );
     });
 
-    it('may be called with an ingest key', async () => {
+    it("may be called with an ingest key, which sees the event's own validity only", async () => {
       const created = await h.request(acme, {
         method: 'POST',
         url: '/v1/keys',
@@ -204,6 +245,46 @@ for (const kind of await testStores()) {
         payload: body(pixel),
       });
       assert.equal(res.statusCode, 200, res.body);
+      // The pixel has a Meta and a GA4 destination (one suspended, below), a TikTok one too:
+      // none of their ids, platform ids or states reach an ingest key.
+      const tiktok = await destination(pixel, { type: 'tiktok', config: TIKTOK });
+      await h.store.destinations.updateDestination(acme.account.id, pixel, meta, (d) => ({
+        ...d,
+        state: 'suspended',
+        lastError: 'Meta error 190: token expired',
+      }));
+      const ingest = await h.request(null, {
+        method: 'POST',
+        url: '/v1/track/validate',
+        headers: { authorization: `Bearer ${created.json().key}` },
+        payload: body(pixel),
+      });
+      assert.equal(ingest.statusCode, 200, ingest.body);
+      assert.deepEqual(Object.keys(ingest.json()).sort(), ['event', 'valid']);
+      assert.equal(ingest.json().event.event_id, 'order-7');
+      for (const secret of [
+        meta,
+        ga4,
+        tiktok,
+        TIKTOK.pixel_code,
+        GA4.measurement_id,
+        'Meta error 190',
+        'suspended',
+      ]) {
+        assert.ok(!ingest.body.includes(secret), `an ingest key sees ${secret}`);
+      }
+      // Bad input still gets the same 400 as /v1/track.
+      const bad = await h.request(null, {
+        method: 'POST',
+        url: '/v1/track/validate',
+        headers: { authorization: `Bearer ${created.json().key}` },
+        payload: { ...body(pixel), event_name: '' },
+      });
+      assert.equal(bad.statusCode, 400);
+      // A full key still sees every destination, the suspension included.
+      const full = (await validate(acme, body(pixel))).json();
+      assert.equal(full.destinations.length, 3);
+      assert.ok(JSON.stringify(full).includes('Meta error 190'));
     });
   });
 }

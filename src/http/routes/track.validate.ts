@@ -11,7 +11,7 @@ export function registerValidateTrack(app: App, deps: AppDeps): void {
         operationId: 'validateEvent',
         summary: 'Validate an event without sending it',
         description:
-          "Takes a `/v1/track` body and answers with the record `/v1/track` would store (normalised and hashed) and, for each of the pixel's destinations, whether it would be forwarded, why not, and the exact request body it would be sent. Nothing is stored or sent; the call counts against the rate limit. Bad input gets the same 400 as `/v1/track`.",
+          "Takes a `/v1/track` body and answers with the record `/v1/track` would store (normalised and hashed) and, for each of the pixel's destinations, whether it would be forwarded, why not, and the exact request body it would be sent (not for an `ingest`-scope key: it sees only the event's own validity and record). Nothing is stored or sent; the call counts against the rate limit. Bad input gets the same 400 as `/v1/track`.",
         tags: ['Events'],
         body: TrackEventSchema,
         response: {
@@ -25,6 +25,11 @@ export function registerValidateTrack(app: App, deps: AppDeps): void {
       // Same validator as /v1/track: validateEvent runs the track checks in the same order.
       validatorCompiler: bodyValidatedBy(),
     },
-    async (request) => validateEvent({ ctx: contextOf(deps, request), input: request.body }),
+    async (request) =>
+      validateEvent({
+        ctx: contextOf(deps, request),
+        input: request.body,
+        scope: request.apiKey?.scope ?? 'full',
+      }),
   );
 }

@@ -6,7 +6,7 @@
  */
 import pg from 'pg';
 import type { StatsBucket } from '../../domain/model.ts';
-import type { StatsQuery, StatsStore } from '../../domain/ports.ts';
+import type { StatsQuery, StatsStore, TopEventStats } from '../../domain/ports.ts';
 import { HOUR_MS } from '../event-totals.ts';
 import type { FeedBus } from '../sql/ports.ts';
 
@@ -46,6 +46,37 @@ export class PostgresStatsStore implements StatsStore {
       return `${head}${entries.replaceAll('\u0001', `,${head}`)}}`;
     });
     return `[${parts.join(',')}]`;
+  }
+
+  async topEventStats(q: StatsQuery, top: number): Promise<TopEventStats> {
+    const [table, column, width] = source(q);
+    const range = `WITH r AS (SELECT ${column} AS bucket, event_name, n, value_sum FROM ${table}
+        WHERE pixel_id = $1 AND account_id = $2 AND ${column} >= $3 AND ${column} <= $4)`;
+    const params = [q.pixelId, q.accountId, q.first, q.last];
+    // The busiest names first (ties by name, for a stable chart); the rest fold into NULL.
+    const { rows } = await this.pool.query<[string, string | null, string, number]>({
+      text: `${range}, t AS (SELECT event_name FROM r GROUP BY event_name
+            ORDER BY sum(n) DESC, event_name COLLATE "C" LIMIT $5)
+         SELECT r.bucket, t.event_name, sum(r.n), sum(r.value_sum)::float8
+           FROM r LEFT JOIN t ON t.event_name = r.event_name
+          GROUP BY r.bucket, t.event_name
+          ORDER BY r.bucket, t.event_name COLLATE "C" NULLS FIRST`,
+      values: [...params, top],
+      rowMode: 'array',
+    });
+    const names = await this.pool.query<{ n: number }>(
+      `${range} SELECT count(DISTINCT event_name)::int AS n FROM r`,
+      params,
+    );
+    return {
+      buckets: rows.map(([b, eventName, n, valueSum]) => ({
+        start: new Date(Number(b) * width),
+        eventName,
+        count: Number(n),
+        valueSum,
+      })),
+      otherNames: Math.max(0, (names.rows[0]?.n ?? 0) - top),
+    };
   }
 
   async eventStats(q: StatsQuery): Promise<StatsBucket[]> {

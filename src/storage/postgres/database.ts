@@ -58,7 +58,7 @@ export function describeTarget(url: string): string {
  * service keeps there is far below 2^53.
  */
 /** A request's query never waits longer than this (a database that stopped answering). */
-const QUERY_TIMEOUT_MS = 10_000;
+export const QUERY_TIMEOUT_MS = 10_000;
 const MIGRATION_TIMEOUT_MS = 24 * 60 * 60 * 1_000;
 
 /** A query exempt from QUERY_TIMEOUT_MS (pg reads `query_timeout` per query; its types don't). */

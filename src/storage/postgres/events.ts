@@ -103,6 +103,8 @@ const INSERT_BATCH: Omit<pg.QueryConfig, 'values'> = {
               ${fromMs('e.raw_expires_at')} AS raw_expires_at,
               ${sqlNull('e.match_keys')} AS match_keys,
               ${sqlNull('e.location')} AS location,
+              ${sqlNull('e.dropped')} AS dropped,
+              ${sqlNull('e.consent')} AS consent,
               e.source,
               e.anonymous_id,
               ${sqlNull('e.visitor_keys')} AS visitor_keys,
@@ -118,21 +120,23 @@ const INSERT_BATCH: Omit<pg.QueryConfig, 'values'> = {
            json_array_elements_text($15::json), json_array_elements($16::json),
            json_array_elements($17::json), json_array_elements_text($18::json),
            json_array_elements($19::json), json_array_elements($20::json),
-           json_array_elements_text($28::json), json_array_elements_text($29::json),
-           json_array_elements($30::json), json_array_elements_text($31::json)) WITH ORDINALITY
+           json_array_elements($28::json), json_array_elements($29::json),
+           json_array_elements_text($30::json), json_array_elements_text($31::json),
+           json_array_elements($32::json), json_array_elements_text($33::json)) WITH ORDINALITY
            AS e (account_id, pixel_id, event_id, event_name, value, currency, timestamp,
              received_at, url, referrer, title, search_string, user_data, custom_data,
              action_source, platform_hashes, match_quality, raw_expires_at, match_keys,
-             location, source, anonymous_id, visitor_keys, visitor_expires_at, arrival)
+             location, dropped, consent, source, anonymous_id, visitor_keys, visitor_expires_at,
+             arrival)
         ORDER BY e.arrival
      ), inserted AS (
        INSERT INTO events (seq, account_id, pixel_id, event_id, event_name, value, currency,
          timestamp, received_at, url, referrer, title, search_string, user_data, custom_data,
-         action_source, platform_hashes, match_quality, source, anonymous_id)
+         action_source, platform_hashes, match_quality, dropped, consent, source, anonymous_id)
        OVERRIDING SYSTEM VALUE
        SELECT seq, account_id, pixel_id, event_id, event_name, value, currency, timestamp,
          received_at, url, referrer, title, search_string, user_data, custom_data,
-         action_source, platform_hashes, match_quality, source, anonymous_id
+         action_source, platform_hashes, match_quality, dropped, consent, source, anonymous_id
          FROM arrived ORDER BY pixel_id, event_id
        ON CONFLICT (pixel_id, event_id) DO NOTHING
        RETURNING seq, account_id, pixel_id, event_id, event_name, coalesce(value, 0) AS value,
@@ -307,6 +311,10 @@ async function insertMany(
       texts(emitted.map((x) => x.event.type)),
       texts(emitted.map((x) => JSON.stringify(x.event.data))),
       JSON.stringify(emitted.map((x) => ms(x.event.occurredAt))),
+      // $28 and $29, after the outbox's: what each event dropped (contract §19) and its
+      // consent (contract §16); $30–$33: the source, anonymous_id and visitor identity (contract §17).
+      documents(m.map((x) => x.dropped)),
+      documents(e.map((x) => (x.consent ? JSON.stringify(x.consent) : null))),
       texts(m.map((x) => x.source)),
       texts(m.map((x) => x.anonymousId)),
       documents(m.map((x) => x.visitor?.keys ?? null)),
@@ -399,7 +407,7 @@ export class PostgresEventStore implements EventStore {
       this.pool.query<EventRow>(
         `SELECT account_id, pixel_id, event_id, event_name, value, currency, timestamp, received_at,
            url, referrer, title, search_string, user_data, custom_data, action_source,
-           match_quality, source
+           match_quality, dropped, consent, source
            FROM events WHERE ${where.join(' AND ')}
           ORDER BY timestamp DESC, seq DESC LIMIT $${n + 1} OFFSET $${n + 2}`,
         [...pageParams, query.limit, query.offset],

@@ -7,6 +7,7 @@ import { inTransaction } from './database.ts';
 interface DeletedRow {
   pixel_id: string;
   account_id: string;
+  event_id: string;
   event_name: string;
   ms: string;
   value: number | null;
@@ -14,7 +15,7 @@ interface DeletedRow {
   anonymous_id: string | null;
 }
 
-const RETURNING = `RETURNING pixel_id, account_id, event_name,
+const RETURNING = `RETURNING pixel_id, account_id, event_id, event_name,
   (extract(epoch FROM timestamp) * 1000)::bigint AS ms, value,
   (match_quality ->> 'score')::float8 AS match_score, anonymous_id`;
 
@@ -89,6 +90,27 @@ export class PostgresEventDeletes implements EventDeletes {
             seen.map((r) => r.account_id),
           ],
         );
+      }
+      // An event's forwarding jobs and attempt ledger go with it (contract §21): its id and the
+      // platforms' answers must not outlive retention or an erasure.
+      // Per pixel, as `event_id = ANY(…)`, by (pixel_id, event_id) alone: a pixel id names
+      // one pixel of one account, and those columns are the forwarding tables' event index.
+      // Joined to an unnest(), or with account_id in the condition (the jobs' primary key
+      // starts with it), the planner read every job of the account for each batch: 20,000
+      // events purged in 4.0 s, against 1.45 s without the forwarding rows.
+      const byPixel = new Map<string, string[]>();
+      for (const r of rows) {
+        const ids = byPixel.get(r.pixel_id);
+        if (ids) ids.push(r.event_id);
+        else byPixel.set(r.pixel_id, [r.event_id]);
+      }
+      for (const [pixelId, eventIds] of byPixel) {
+        for (const table of ['forward_jobs', 'forward_attempts']) {
+          await db.query(
+            `DELETE FROM ${table} WHERE pixel_id = $1 AND event_id = ANY($2::text[])`,
+            [pixelId, eventIds],
+          );
+        }
       }
       const hours = decrementsOf(
         rows.map((r) => ({

@@ -1,6 +1,6 @@
 /** API key queries, written once for both databases (sql/query.ts). */
 import type { ApiKeyRecord, ManagedKey } from '../../domain/model.ts';
-import type { NewApiKeyRow, NewManagedKeyRow } from '../../domain/ports.ts';
+import type { NewApiKeyRow, NewManagedKeyRow, Page } from '../../domain/ports.ts';
 import { type ManagedKeyRow, toKey, toManagedKey } from '../rows.ts';
 import { all, first, prepared, type Query, run, type Sql } from '../sql/query.ts';
 
@@ -37,6 +37,25 @@ export function* listApiKeys(db: Sql, accountId: string): Query<ApiKeyRecord[]> 
 export function* listKeys(db: Sql, accountId: string): Query<ManagedKey[]> {
   const rows = yield* all(byAccount(db, accountId));
   return rows.map((r) => toManagedKey(db.codec, r as ManagedKeyRow));
+}
+
+/** One page of the keys API's list, with the account's total, in one read. */
+export function* pageKeys(
+  db: Sql,
+  accountId: string,
+  page: Page,
+): Query<{ keys: ManagedKey[]; total: number }> {
+  const rows = yield* all(byAccount(db, accountId).limit(page.limit).offset(page.offset));
+  const count = yield* first(
+    db.q
+      .selectFrom('api_keys')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('account_id', '=', accountId),
+  );
+  return {
+    keys: rows.map((r) => toManagedKey(db.codec, r as ManagedKeyRow)),
+    total: Number(count?.n ?? 0),
+  };
 }
 
 const byAccount = (db: Sql, accountId: string) =>

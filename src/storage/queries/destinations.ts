@@ -1,6 +1,6 @@
 /** Destination queries, written once for both databases (sql/query.ts). */
 import type { Destination, DestinationState } from '../../domain/forwarding/model.ts';
-import type { Platform } from '../../domain/forwarding/platforms.ts';
+import type { Platform } from '../../domain/forwarding/platforms/registry.ts';
 import type { EventSource } from '../../domain/model.ts';
 import type { Codec } from '../rows.ts';
 import { all, first, type Query, run, type Sql } from '../sql/query.ts';

@@ -6,21 +6,11 @@
  */
 import type { ActionSource, RawMatchKeys } from '../../domain/forwarding/match-keys.ts';
 import type { ForwardableEvent } from '../../domain/forwarding/model.ts';
-import {
-  type Ga4UserDataHashes,
-  metaHashesOfRecord,
-  type PlatformLocation,
-  type TiktokUserDataHashes,
-} from '../../domain/forwarding/platform-user-data.ts';
-import type { Platform } from '../../domain/forwarding/platforms.ts';
+import { hashesOfRecord } from '../../domain/forwarding/platform-user-data.ts';
+import { type Platform, platformModule } from '../../domain/forwarding/platforms/registry.ts';
+import type { PlatformHashes, PlatformLocation } from '../../domain/model.ts';
 import { type EventRow, toEvent } from '../rows.ts';
 import { all, first, type Query, run, type Sql } from '../sql/query.ts';
-
-/** What `platform_hashes` holds: Meta's hashes are the record's own user_data. */
-interface StoredHashes {
-  ga4: Ga4UserDataHashes;
-  tiktok: TiktokUserDataHashes;
-}
 
 /**
  * The pixel's events with these ids (the account's only: another account's pixel yields
@@ -34,9 +24,11 @@ export function* forwardable(
   platform?: Platform,
 ): Query<ForwardableEvent[]> {
   if (eventIds.length === 0) return [];
-  // Meta's payload reads neither the other platforms' hashes nor the location: not read for
-  // it (the worker loads 1,000 events a batch; these are its largest JSON columns).
-  const lean = platform === 'meta';
+  // A platform whose hashes are the record's own (Meta) reads neither the other platforms'
+  // hashes nor the location: not read for it (the worker loads 1,000 events a batch; these are
+  // its largest JSON columns).
+  const own = platform === undefined ? undefined : platformModule(platform);
+  const lean = own?.hashesOfRecord !== undefined;
   const rows = yield* all(
     db.q
       .selectFrom('events as e')
@@ -58,6 +50,7 @@ export function* forwardable(
         'e.custom_data',
         'e.action_source',
         'e.match_quality',
+        'e.consent',
         'k.match_keys',
       ])
       .$if(!lean, (q) => q.select(['e.platform_hashes', 'k.location']))
@@ -73,15 +66,16 @@ export function* forwardable(
     if (row.account_id !== accountId) continue;
     const event = toEvent(db.codec, row as EventRow);
     const stored =
-      row.platform_hashes == null ? null : db.codec.json<StoredHashes>(row.platform_hashes);
+      row.platform_hashes == null ? {} : db.codec.json<PlatformHashes>(row.platform_hashes);
     byId.set(event.eventId, {
       event,
       actionSource: row.action_source as ActionSource,
-      hashes: {
-        meta: platform === undefined || lean ? metaHashesOfRecord(event.userData) : {},
-        ga4: (platform ?? 'ga4') === 'ga4' ? (stored?.ga4 ?? {}) : {},
-        tiktok: (platform ?? 'tiktok') === 'tiktok' ? (stored?.tiktok ?? {}) : {},
-      },
+      hashes:
+        own === undefined
+          ? { ...stored, ...hashesOfRecord(event.userData) }
+          : lean
+            ? { [own.type]: own.hashesOfRecord!(event.userData) }
+            : { [own.type]: stored[own.type] ?? {} },
       matchKeys: row.match_keys == null ? null : db.codec.json<RawMatchKeys>(row.match_keys),
       location: row.location == null ? null : db.codec.json<PlatformLocation>(row.location),
     });

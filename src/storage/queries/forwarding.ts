@@ -5,6 +5,7 @@
  * batch in one set-based statement (unnest … RETURNING), SQLite job by job on prepared
  * statements, so no one builder keeps both shapes.
  */
+
 import { sql } from 'kysely';
 import type { Destination } from '../../domain/forwarding/model.ts';
 import type {
@@ -14,6 +15,7 @@ import type {
   ForwardStatus,
 } from '../../domain/ports.ts';
 import { all, first, prepared, type Query, run, type Sql } from '../sql/query.ts';
+import { getDestination } from './destinations.ts';
 
 const CHUNK = 1_000;
 
@@ -99,91 +101,361 @@ export function* eventForwarding(
   return byEvent;
 }
 
-export function* replay(
+/** Events a replay looks at per chunk: one short transaction each (contract §21). */
+export const REPLAY_CHUNK = 500;
+/** Events counted per read for the 202's number: reads only, so a larger page. */
+const COUNT_PAGE = 2_000;
+
+/** What a replay covers: a destination, a range of event timestamps, statuses to send again. */
+export interface ReplayScope {
+  destination: Destination;
+  from: Date;
+  to: Date;
+  statuses: ForwardStatus[];
+}
+
+/** A position in a replay's walk: an event's (timestamp, seq), newest first. */
+export interface ReplayCursor {
+  at: unknown;
+  seq: number | string;
+}
+
+/** What a replay does with one page of events. */
+interface ReplayPage {
+  /** Events whose job is sent again. */
+  requeue: string[];
+  /** Events queued for the first time. */
+  create: string[];
+  /** The page's last event: where the next page starts. */
+  next: ReplayCursor | null;
+  /** The range has no events after this page. */
+  last: boolean;
+}
+
+/**
+ * The range's events after `after` (exclusive), along the events' (pixel, timestamp, seq)
+ * index, newest first.
+ */
+function pageEvents(db: Sql, scope: ReplayScope, after: ReplayCursor | null) {
+  const d = scope.destination;
+  // One lower and one upper bound on timestamp: given two, SQLite may take the looser one for
+  // the index's range (the range's end) and read up to it for every page.
+  let q = db.q
+    .selectFrom('events as e')
+    .where('e.pixel_id', '=', d.pixelId)
+    .where('e.account_id', '=', d.accountId)
+    .where('e.timestamp', '>=', db.store.time(scope.from))
+    .where('e.timestamp', '<=', after === null ? db.store.time(scope.to) : after.at);
+  if (after !== null) {
+    // Ties on the cursor's timestamp are broken by seq.
+    q = q.where((eb) =>
+      eb.or([eb('e.timestamp', '<', after.at), eb('e.seq', '<', after.seq as number)]),
+    );
+  }
+  return q;
+}
+
+/**
+ * A list for `IN (…)` padded to a power of two by repeating its first value (which changes
+ * nothing): the statement then has one of 11 shapes, so the prepared-statement caches stay
+ * small whatever the pages hold.
+ */
+function padded(values: string[]): string[] {
+  let size = 1;
+  while (size < values.length) size *= 2;
+  const first = values[0] ?? '';
+  return values.length === size ? values : [...values, ...Array(size - values.length).fill(first)];
+}
+
+/**
+ * The next `REPLAY_CHUNK` events of the range after `after` and what a replay does with each:
+ * a job with one of the statuses that is not being sent (a worker's lease on it running) is
+ * sent again; an event with no job is queued if the destination's filter takes it. Keyed
+ * reads only (the page by the events' index, its jobs by their primary key), whatever the
+ * planner thinks of the tables' sizes. The count (`replay`) and the queueing
+ * (`advanceReplay`) both read it, so the 202's number is what the chunks queue.
+ */
+function* replayPage(
   db: Sql,
-  options: {
-    destination: Destination;
-    from: Date;
-    to: Date;
-    statuses: ForwardStatus[];
-    now: Date;
-  },
-): Query<number> {
-  const { destination: d, from, to, now } = options;
-  const inRange = db.q
-    .selectFrom('events')
-    .select('event_id')
-    .where('pixel_id', '=', d.pixelId)
-    .where('account_id', '=', d.accountId)
-    .where('timestamp', '>=', db.store.time(from))
-    .where('timestamp', '<=', db.store.time(to));
-  let requeued = 0;
-  if (options.statuses.length > 0) {
-    requeued = yield* run(
+  scope: ReplayScope,
+  after: ReplayCursor | null,
+  now: Date,
+  size = REPLAY_CHUNK,
+): Query<ReplayPage> {
+  const d = scope.destination;
+  const events = yield* all(
+    pageEvents(db, scope, after)
+      .select(['e.seq', 'e.timestamp', 'e.event_id', 'e.event_name', 'e.source'])
+      .orderBy('e.timestamp', 'desc')
+      .orderBy('e.seq', 'desc')
+      .limit(size),
+  );
+  const tail = events.at(-1);
+  if (tail === undefined) return { requeue: [], create: [], next: null, last: true };
+  const jobs = yield* all(
+    db.q
+      .selectFrom('forward_jobs')
+      .select(['event_id', 'status', 'lease_owner', 'lease_until'])
+      .where('account_id', '=', d.accountId)
+      .where('destination_id', '=', d.id)
+      .where('pixel_id', '=', d.pixelId)
+      .where('event_id', 'in', padded(events.map((e) => e.event_id))),
+  );
+  const byEvent = new Map(jobs.map((j) => [j.event_id, j]));
+  const names = d.events === null ? null : new Set(d.events);
+  const sources = d.sources === null ? null : new Set<string>(d.sources);
+  const requeue: string[] = [];
+  const create: string[] = [];
+  for (const e of events) {
+    const job = byEvent.get(e.event_id);
+    if (job === undefined) {
+      // The destination's filters: its event names and its sources (contract §17).
+      if (
+        (names === null || names.has(e.event_name)) &&
+        (sources === null || sources.has(e.source))
+      )
+        create.push(e.event_id);
+    } else if (
+      scope.statuses.includes(job.status as ForwardStatus) &&
+      !(
+        job.lease_owner !== null &&
+        job.lease_until !== null &&
+        db.codec.time(job.lease_until).getTime() > now.getTime()
+      )
+    ) {
+      requeue.push(e.event_id);
+    }
+  }
+  return {
+    requeue,
+    create,
+    next: { at: tail.timestamp, seq: tail.seq },
+    last: events.length < size,
+  };
+}
+
+export interface ReplayCount {
+  count: number;
+  next: ReplayCursor | null;
+  last: boolean;
+}
+
+/** How many one page of a replay would queue now (the 202's count is the sum over the pages). */
+export function* countReplayPage(
+  db: Sql,
+  scope: ReplayScope,
+  after: ReplayCursor | null,
+  now: Date,
+): Query<ReplayCount> {
+  const page = yield* replayPage(db, scope, after, now, COUNT_PAGE);
+  return { count: page.requeue.length + page.create.length, next: page.next, last: page.last };
+}
+
+export function* recordReplay(
+  db: Sql,
+  replay: ReplayScope & { id: string; promised: number; now: Date },
+): Query<void> {
+  const d = replay.destination;
+  yield* run(
+    db.q.insertInto('forward_replays').values({
+      account_id: d.accountId,
+      id: replay.id,
+      destination_id: d.id,
+      pixel_id: d.pixelId,
+      range_from: db.store.time(replay.from),
+      range_to: db.store.time(replay.to),
+      statuses: JSON.stringify(replay.statuses),
+      promised: replay.promised,
+      queued: 0,
+      created_at: db.store.time(replay.now),
+    }),
+  );
+}
+
+/** The oldest open replays nobody holds (a read: most looks find none). */
+export function* freeReplays(db: Sql, now: Date): Query<Array<{ accountId: string; id: string }>> {
+  const at = db.store.time(now);
+  const rows = yield* all(
+    db.q
+      .selectFrom('forward_replays')
+      .select(['account_id', 'id'])
+      .where('finished_at', 'is', null)
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', at)]))
+      .orderBy('created_at')
+      .limit(5),
+  );
+  return rows.map((r) => ({ accountId: r.account_id, id: r.id }));
+}
+
+/**
+ * Leases one of `candidates`. The conditional UPDATE is the claim: of two workers that read
+ * the same row, only the one whose UPDATE still finds it free gets it (PostgreSQL re-checks
+ * the WHERE after the other's commit).
+ */
+export function* claimReplay(
+  db: Sql,
+  candidates: Array<{ accountId: string; id: string }>,
+  options: { owner: string; now: Date; leaseMs: number },
+): Query<{ accountId: string; id: string } | null> {
+  const now = db.store.time(options.now);
+  for (const c of candidates) {
+    const taken = yield* run(
+      db.q
+        .updateTable('forward_replays')
+        .set({
+          lease_owner: options.owner,
+          lease_until: db.store.time(new Date(options.now.getTime() + options.leaseMs)),
+        })
+        .where('account_id', '=', c.accountId)
+        .where('id', '=', c.id)
+        .where('finished_at', 'is', null)
+        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)])),
+    );
+    if (taken === 1) return c;
+  }
+  return null;
+}
+
+/**
+ * One chunk of a leased replay, inside the caller's transaction: renews the lease (or answers
+ * null if it was lost), queues the next page and moves the cursor with it, so what a crash
+ * interrupts resumes after the last committed chunk, never twice and never skipped.
+ */
+export function* advanceReplay(
+  db: Sql,
+  options: { replay: { accountId: string; id: string }; owner: string; now: Date; leaseMs: number },
+): Query<{ queued: number; done: boolean } | null> {
+  const { replay, now } = options;
+  const held = yield* run(
+    db.q
+      .updateTable('forward_replays')
+      .set({ lease_until: db.store.time(new Date(now.getTime() + options.leaseMs)) })
+      .where('account_id', '=', replay.accountId)
+      .where('id', '=', replay.id)
+      .where('lease_owner', '=', options.owner)
+      .where('finished_at', 'is', null),
+  );
+  if (held === 0) return null;
+  const row = yield* first(
+    db.q
+      .selectFrom('forward_replays')
+      .selectAll()
+      .where('account_id', '=', replay.accountId)
+      .where('id', '=', replay.id),
+  );
+  if (row === undefined) return null;
+  const destination = yield* getDestination(db, row.account_id, row.pixel_id, row.destination_id);
+  const finish = (queued: number) =>
+    db.q
+      .updateTable('forward_replays')
+      .set({
+        finished_at: db.store.time(now),
+        lease_owner: null,
+        lease_until: null,
+        queued: row.queued + queued,
+      })
+      .where('account_id', '=', replay.accountId)
+      .where('id', '=', replay.id);
+  // Deleted or switched off since: its replays end (a disabled destination is not replayed).
+  if (destination === null || !destination.enabled) {
+    yield* run(finish(0));
+    return { queued: 0, done: true };
+  }
+  const scope: ReplayScope = {
+    destination,
+    from: db.codec.time(row.range_from),
+    to: db.codec.time(row.range_to),
+    statuses: JSON.parse(row.statuses) as ForwardStatus[],
+  };
+  const after =
+    row.cursor_at === null || row.cursor_seq === null
+      ? null
+      : { at: row.cursor_at, seq: row.cursor_seq };
+  const page = yield* replayPage(db, scope, after, now);
+  const queued = yield* queuePage(db, scope, page, now);
+  if (page.last || page.next === null) {
+    yield* run(finish(queued));
+    return { queued, done: true };
+  }
+  yield* run(
+    db.q
+      .updateTable('forward_replays')
+      .set({ cursor_at: page.next.at, cursor_seq: page.next.seq, queued: row.queued + queued })
+      .where('account_id', '=', replay.accountId)
+      .where('id', '=', replay.id),
+  );
+  return { queued, done: false };
+}
+
+/** Puts the page's jobs back in the queue (due now) and creates the missing ones; how many. */
+function* queuePage(db: Sql, scope: ReplayScope, page: ReplayPage, now: Date): Query<number> {
+  const d = scope.destination;
+  const at = db.store.time(now);
+  let queued = 0;
+  if (page.requeue.length > 0) {
+    // The page read the jobs; the statuses and the lease are checked again here, in the
+    // write, so a claim made since (on PostgreSQL, between the two) is still never touched.
+    queued += yield* run(
       db.q
         .updateTable('forward_jobs')
         .set({
           status: 'pending',
           reason: null,
-          next_attempt_at: db.store.time(now),
+          next_attempt_at: at,
           lease_until: null,
           lease_owner: null,
         })
         .where('account_id', '=', d.accountId)
         .where('destination_id', '=', d.id)
         .where('pixel_id', '=', d.pixelId)
-        .where('status', 'in', options.statuses)
-        .where('event_id', 'in', inRange),
+        .where('event_id', 'in', padded(page.requeue))
+        .where('status', 'in', scope.statuses)
+        .where((eb) =>
+          eb.or([
+            eb('lease_owner', 'is', null),
+            eb('lease_until', 'is', null),
+            eb('lease_until', '<=', at),
+          ]),
+        ),
     );
   }
-  // Events stored before the destination existed (or while it was switched off) have no job:
-  // a replay sends them too, as the destination's filter allows.
-  let missing = db.q
-    .selectFrom('events as e')
-    .select([
-      'e.account_id',
-      sql.lit(d.id).as('destination_id'),
-      'e.pixel_id',
-      'e.event_id',
-      sql.lit('pending').as('status'),
-      sql.lit(0).as('attempts'),
-      sql<unknown>`${db.store.time(now)}`.as('created_at'),
-      sql<unknown>`${db.store.time(now)}`.as('next_attempt_at'),
-    ])
-    .where('e.pixel_id', '=', d.pixelId)
-    .where('e.account_id', '=', d.accountId)
-    .where('e.timestamp', '>=', db.store.time(from))
-    .where('e.timestamp', '<=', db.store.time(to))
-    .where(({ not, exists, selectFrom }) =>
-      not(
-        exists(
-          selectFrom('forward_jobs as j')
-            .select('j.event_id')
-            .whereRef('j.event_id', '=', 'e.event_id')
-            .whereRef('j.pixel_id', '=', 'e.pixel_id')
-            .where('j.account_id', '=', d.accountId)
-            .where('j.destination_id', '=', d.id),
-        ),
-      ),
+  if (page.create.length > 0) {
+    queued += yield* run(
+      db.q
+        .insertInto('forward_jobs')
+        .columns([
+          'account_id',
+          'destination_id',
+          'pixel_id',
+          'event_id',
+          'status',
+          'attempts',
+          'created_at',
+          'next_attempt_at',
+        ])
+        .expression(
+          db.q
+            .selectFrom('events as e')
+            .select([
+              'e.account_id',
+              sql.lit(d.id).as('destination_id'),
+              'e.pixel_id',
+              'e.event_id',
+              sql.lit('pending').as('status'),
+              sql.lit(0).as('attempts'),
+              sql<unknown>`${at}`.as('created_at'),
+              sql<unknown>`${at}`.as('next_attempt_at'),
+            ])
+            // By the (pixel_id, event_id) key alone: the ids come from the account-scoped page
+            // and pixel ids are unique, while an account_id term here led SQLite (without
+            // statistics) to scan the pixel's events by another index for every chunk.
+            .where('e.pixel_id', '=', d.pixelId)
+            .where('e.event_id', 'in', padded(page.create)),
+        )
+        .onConflict((oc) => oc.doNothing()),
     );
-  if (d.events !== null) missing = missing.where('e.event_name', 'in', d.events);
-  if (d.sources !== null) missing = missing.where('e.source', 'in', d.sources);
-  const created = yield* run(
-    db.q
-      .insertInto('forward_jobs')
-      .columns([
-        'account_id',
-        'destination_id',
-        'pixel_id',
-        'event_id',
-        'status',
-        'attempts',
-        'created_at',
-        'next_attempt_at',
-      ])
-      .expression(missing),
-  );
-  return requeued + created;
+  }
+  return queued;
 }
 
 export function* backlog(db: Sql): Query<DestinationBacklog[]> {

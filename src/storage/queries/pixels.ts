@@ -133,7 +133,7 @@ export function updatePixel(db: Sql, accountId: string, pixelId: string, change:
 
 /**
  * The pixel a publishable key belongs to: its current key, or the one a rotation replaced while
- * that still has time left at `now`. Indexed both ways (migration 014).
+ * that still has time left at `now`. Indexed both ways (migration 018).
  */
 export function* findByPublishableKey(db: Sql, key: string, now: Date): Query<Pixel | null> {
   let row = yield* first(db.q.selectFrom('pixels').selectAll().where('publishable_key', '=', key));

@@ -5,6 +5,8 @@
  * deletions and their counts, the live tail's bus, the stats) is the adapter's own, passed in
  * here.
  */
+
+import { uuidv7 } from '../../domain/ids.ts';
 import type {
   AccountStore,
   DestinationStore,
@@ -63,6 +65,7 @@ export function keyStore({ sql: db, read, transaction }: Runner): KeyStore {
   return {
     createKey: (key) => read(() => keys.createKey(db, key)),
     listKeys: (accountId) => read(() => keys.listKeys(db, accountId)),
+    pageKeys: (accountId, page) => read(() => keys.pageKeys(db, accountId, page)),
     revokeKey: (accountId, id, at) => transaction(() => keys.revokeKey(db, accountId, id, at)),
     touchKey: (id, at) => read(() => keys.touchKey(db, id, at)),
   };
@@ -190,17 +193,43 @@ export function forwardingStore(
     nextDueAt: () => read(() => forwarding.nextDueAt(db)),
     eventForwarding: (accountId, pixelId, eventIds, withLog) =>
       read(() => forwarding.eventForwarding(db, accountId, pixelId, eventIds, withLog)),
-    replay: (options) =>
-      transaction(function* () {
-        const destination = yield* destinations.getDestination(
-          db,
-          options.accountId,
-          options.pixelId,
-          options.destinationId,
+    async replay(options) {
+      const destination = await read(() =>
+        destinations.getDestination(db, options.accountId, options.pixelId, options.destinationId),
+      );
+      if (!destination) return 0;
+      const scope = { ...options, destination };
+      // Counted page by page, each its own short read, letting the event loop run in between
+      // (SQLite reads resolve synchronously): a replay of 500,000 events holds nothing long.
+      let promised = 0;
+      let cursor: forwarding.ReplayCursor | null = null;
+      for (;;) {
+        const at: forwarding.ReplayCursor | null = cursor;
+        const page: forwarding.ReplayCount = await read(() =>
+          forwarding.countReplayPage(db, scope, at, options.now),
         );
-        if (!destination) return 0;
-        return yield* forwarding.replay(db, { ...options, destination });
-      }),
+        promised += page.count;
+        if (page.last || page.next === null) break;
+        cursor = page.next;
+        await yieldToLoop();
+      }
+      if (promised === 0) return 0;
+      await transaction(() =>
+        forwarding.recordReplay(db, { ...scope, id: uuidv7(), promised, now: options.now }),
+      );
+      return promised;
+    },
+    async claimReplay(options) {
+      // A read first: the worker looks every second, and a write transaction each time would
+      // cost SQLite's writer (and a flush) for nothing.
+      const candidates = await read(() => forwarding.freeReplays(db, options.now));
+      if (candidates.length === 0) return null;
+      return transaction(() => forwarding.claimReplay(db, candidates, options));
+    },
+    advanceReplay: (options) => transaction(() => forwarding.advanceReplay(db, options)),
     backlog: () => read(() => forwarding.backlog(db)),
   };
 }
+
+/** Lets the event loop serve what is waiting (I/O included) before the next page. */
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));

@@ -67,11 +67,14 @@ export interface EventsTable {
   action_source: string;
   platform_hashes: Stored | null;
   match_quality: Stored | null;
+  dropped: Stored | null;
+  /** Contract §16, migration 016: the caller's consent, JSON; null when none was given. */
+  consent: Stored | null;
   source: string;
   anonymous_id: string | null;
 }
 
-/** A visitor's latest browser identifiers, raw, until `expires_at` (migration 016). */
+/** A visitor's latest browser identifiers, raw, until `expires_at` (migration 020). */
 export interface VisitorIdentitiesTable {
   pixel_id: string;
   anonymous_id: string;
@@ -182,6 +185,7 @@ export interface Tables {
   destinations: DestinationsTable;
   forward_jobs: ForwardJobsTable;
   forward_attempts: ForwardAttemptsTable;
+  forward_replays: ForwardReplaysTable;
 }
 
 export interface DestinationsTable {
@@ -231,4 +235,27 @@ export interface ForwardAttemptsTable {
   platform_response: string | null;
   /** What was left out of the event to fit the platform's rules (GA4's params), or null. */
   note: string | null;
+}
+
+/** A replay request and how far its background queueing got (migration 017). */
+export interface ForwardReplaysTable {
+  account_id: string;
+  id: string;
+  destination_id: string;
+  pixel_id: string;
+  range_from: Stored;
+  range_to: Stored;
+  /** The statuses to send again, as JSON text. */
+  statuses: string;
+  /** How many the 202 said would be queued. */
+  promised: number;
+  /** How many the chunks done so far queued. */
+  queued: number;
+  /** The last event done (newest first): its timestamp and seq; null before the first chunk. */
+  cursor_at: Stored | null;
+  cursor_seq: number | string | null;
+  created_at: Stored;
+  finished_at: Stored | null;
+  lease_until: Stored | null;
+  lease_owner: string | null;
 }

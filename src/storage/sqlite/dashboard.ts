@@ -4,7 +4,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { StatsBucket } from '../../domain/model.ts';
-import type { StatsQuery, StatsStore } from '../../domain/ports.ts';
+import type { StatsQuery, StatsStore, TopEventStats } from '../../domain/ports.ts';
 import { HOUR_MS } from '../event-totals.ts';
 import type { FeedBus } from '../sql/ports.ts';
 import type { SqliteDatabase } from './database.ts';
@@ -50,6 +50,40 @@ export class SqliteStatsStore implements StatsStore {
       return `${head}${name},"count":${count},"value_sum":${JSON.stringify(valueSum)}}`;
     });
     return `[${parts.join(',')}]`;
+  }
+
+  async topEventStats(q: StatsQuery, top: number): Promise<TopEventStats> {
+    const [table, column] =
+      q.interval === 'hour' ? ['event_counts', 'hour'] : ['event_counts_daily', 'day'];
+    const width = q.interval === 'hour' ? HOUR_MS : 24 * HOUR_MS;
+    const range = `WITH r AS (SELECT ${column} AS bucket, event_name, n, value_sum FROM ${table}
+        WHERE pixel_id = @pixelId AND account_id = @accountId
+          AND ${column} >= @first AND ${column} <= @last)`;
+    const params = { pixelId: q.pixelId, accountId: q.accountId, first: q.first, last: q.last };
+    // The busiest names first (ties by name, for a stable chart); the rest fold into NULL.
+    const rows = this.db
+      .prepare(
+        `${range}, t AS (SELECT event_name FROM r GROUP BY event_name
+            ORDER BY sum(n) DESC, event_name LIMIT @top)
+         SELECT bucket, CASE WHEN event_name IN (SELECT event_name FROM t) THEN event_name END
+             AS name, sum(n), sum(value_sum)
+           FROM r GROUP BY bucket, name ORDER BY bucket, name`,
+      )
+      .raw()
+      .all({ ...params, top }) as [number, string | null, number, number][];
+    const names = this.db
+      .prepare(`${range} SELECT count(DISTINCT event_name) FROM r`)
+      .pluck()
+      .get(params) as number;
+    return {
+      buckets: rows.map(([b, eventName, count, valueSum]) => ({
+        start: new Date(b * width),
+        eventName,
+        count,
+        valueSum,
+      })),
+      otherNames: Math.max(0, names - top),
+    };
   }
 
   private rows(q: StatsQuery) {

@@ -1,7 +1,8 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { resolve } from 'node:path';
 import Database from 'better-sqlite3';
+import { ConfigError } from '../../config.ts';
 import { pendingMigrations } from '../migration-files.ts';
+import { prepareSqlitePath } from './writable.ts';
 
 export type SqliteDatabase = Database.Database;
 
@@ -13,8 +14,16 @@ export function sqlitePath(databaseUrl: string): string {
 }
 
 export function openSqlite(path: string): SqliteDatabase {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-  const db = new Database(path);
+  if (path !== ':memory:') prepareSqlitePath(path);
+  let db: SqliteDatabase;
+  try {
+    db = new Database(path);
+  } catch (error) {
+    // SQLite's own words ("unable to open database file") name no file.
+    throw new ConfigError(`SQLite database ${resolve(path)}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
   // WAL lets readers run beside the writer. synchronous=FULL makes every commit survive power
   // loss, not just a process crash: a 200 from /v1/track means the event is on disk.
   db.pragma('journal_mode = WAL');

@@ -7,6 +7,7 @@ import type { DurableCommit } from './wal-sync.ts';
 interface DeletedRow {
   pixel_id: string;
   account_id: string;
+  event_id: string;
   event_name: string;
   timestamp: number;
   value: number | null;
@@ -14,7 +15,7 @@ interface DeletedRow {
   anonymous_id: string | null;
 }
 
-const RETURNING = `RETURNING pixel_id, account_id, event_name, timestamp, value,
+const RETURNING = `RETURNING pixel_id, account_id, event_id, event_name, timestamp, value,
   json_extract(match_quality, '$.score') AS match_score, anonymous_id`;
 
 const deletedEvent = (r: DeletedRow): DeletedEvent => ({
@@ -39,6 +40,8 @@ export class SqliteEventDeletes implements EventDeletes {
   private readonly dropTotal;
   private readonly purge;
   private readonly forgetVisitor;
+  private readonly dropJobs;
+  private readonly dropAttempts;
 
   constructor(
     private readonly db: SqliteDatabase,
@@ -62,6 +65,18 @@ export class SqliteEventDeletes implements EventDeletes {
     this.dropTotal = db.prepare(`DELETE FROM event_totals WHERE ${key} AND n <= 0`);
     this.forgetVisitor = db.prepare(
       'DELETE FROM visitor_identities WHERE pixel_id = ? AND anonymous_id = ? AND account_id = ?',
+    );
+    // An event's forwarding jobs and attempt ledger go with it (contract §21): its id and the
+    // platforms' answers must not outlive retention or an erasure. One seek each, by
+    // (pixel_id, event_id) alone: a pixel id names one pixel of one account, and those columns
+    // are the tables' event index. With account_id in the condition the planner took the
+    // jobs' primary key on that prefix and read every job of the account for each event
+    // (20,000 events purged in 77 s instead of under 2).
+    this.dropJobs = db.prepare(
+      'DELETE FROM forward_jobs WHERE pixel_id = @pixel_id AND event_id = @event_id',
+    );
+    this.dropAttempts = db.prepare(
+      'DELETE FROM forward_attempts WHERE pixel_id = @pixel_id AND event_id = @event_id',
     );
     // Oldest first through the (account, pixel, timestamp) index: each batch is a short range.
     this.purge = db.prepare<[string, string, number, number], DeletedRow>(
@@ -96,6 +111,11 @@ export class SqliteEventDeletes implements EventDeletes {
   private async deleting(run: () => DeletedRow[], visitors = false): Promise<number> {
     const tx = this.db.transaction(() => {
       const rows = run();
+      for (const row of rows) {
+        const key = { pixel_id: row.pixel_id, event_id: row.event_id };
+        this.dropJobs.run(key);
+        this.dropAttempts.run(key);
+      }
       this.uncount(rows);
       if (visitors) {
         for (const r of rows) {

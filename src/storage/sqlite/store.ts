@@ -102,8 +102,8 @@ class SqliteEventStore implements EventStore {
     this.insert = db.prepare(
       `INSERT INTO events (account_id, pixel_id, event_id, event_name, value, currency, timestamp,
          received_at, url, referrer, title, search_string, user_data, custom_data,
-         action_source, platform_hashes, match_quality, source, anonymous_id)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         action_source, platform_hashes, match_quality, source, anonymous_id, dropped, consent)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (pixel_id, event_id) DO NOTHING`,
     );
     // Raw match keys apart from the record (contract §11), same transaction as the event.
@@ -202,6 +202,8 @@ class SqliteEventStore implements EventStore {
       match.matchQuality,
       match.source,
       match.anonymousId,
+      match.dropped,
+      event.consent ? JSON.stringify(event.consent) : null,
     );
     // The visitor's latest identifiers, even from a repeated event: it is still their latest hit.
     if (match.visitor) {

@@ -89,7 +89,7 @@ export interface paths {
         put?: never;
         /**
          * Validate an event without sending it
-         * @description Takes a `/v1/track` body and answers with the record `/v1/track` would store (normalised and hashed) and, for each of the pixel's destinations, whether it would be forwarded, why not, and the exact request body it would be sent. Nothing is stored or sent; the call counts against the rate limit. Bad input gets the same 400 as `/v1/track`.
+         * @description Takes a `/v1/track` body and answers with the record `/v1/track` would store (normalised and hashed) and, for each of the pixel's destinations, whether it would be forwarded, why not, and the exact request body it would be sent (not for an `ingest`-scope key: it sees only the event's own validity and record). Nothing is stored or sent; the call counts against the rate limit. Bad input gets the same 400 as `/v1/track`.
          */
         post: operations["validateEvent"];
         delete?: never;
@@ -318,7 +318,7 @@ export interface paths {
         };
         /**
          * List the account's API keys
-         * @description Oldest first, revoked keys included. The keys themselves are never shown again.
+         * @description Oldest first, revoked keys included, a page at a time (`limit` default 50, at most 100; `offset`). The keys themselves are never shown again.
          */
         get: operations["listKeys"];
         put?: never;
@@ -382,7 +382,7 @@ export interface paths {
         };
         /**
          * Follow a pixel's events as they are stored (Server-Sent Events)
-         * @description Each newly stored event of the pixel, stored by any instance, as an `event` message whose data is the event record and whose `id` is its arrival number. Send `Last-Event-ID` to receive first the events stored since that one (at most 1,000). A comment every 15 s keeps the connection alive.
+         * @description Each newly stored event of the pixel, stored by any instance, as an `event` message whose data is the event record and whose `id` is its arrival number. Send `Last-Event-ID` to receive first the events stored since that one (at most 1,000). A comment every 15 s keeps the connection alive. An account may hold 20 streams open at once (over every instance): the next is 429 with `retry_after`. A stream whose client stops reading is closed once 1 MB waits unsent (reconnect with `Last-Event-ID`); a stream ends within a second of its key being revoked.
          */
         get: operations["streamEvents"];
         put?: never;
@@ -496,7 +496,7 @@ export interface paths {
         put?: never;
         /**
          * Send a time range of events to a destination again
-         * @description Queues the pixel's events with `timestamp` in the range whose outcome for this destination is one of `statuses`. Still subject to the platform's window; the platform deduplicates by `event_id`.
+         * @description Queues the pixel's events with `timestamp` in the range whose outcome for this destination is one of `statuses`, and those with no outcome yet that the destination's filter takes. The answer says how many at once; they are queued in the background, 500 a transaction (about 100,000 a minute), resumed after a restart. An event being sent at that moment is left to that send. A disabled destination is refused with 409. Still subject to the platform's window; the platform deduplicates by `event_id`.
          */
         post: operations["replayDestination"];
         delete?: never;
@@ -680,6 +680,10 @@ export interface components {
          *       "timestamp": "2026-11-24T18:42:10Z",
          *       "url": "https://shop.example.com/checkout/thank-you",
          *       "action_source": "website",
+         *       "consent": {
+         *         "ad_user_data": "granted",
+         *         "ad_personalization": "granted"
+         *       },
          *       "user_data": {
          *         "email": "jane@example.com",
          *         "phone": "+1 650 555 1212",
@@ -712,6 +716,15 @@ export interface components {
             currency?: string;
             /** @description Where the conversion happened (Meta's values). Default `website`. */
             action_source?: "website" | "app" | "email" | "phone_call" | "chat" | "physical_store" | "system_generated" | "other";
+            /** @description The visitor's consent, as the site's consent banner recorded it. */
+            consent?: {
+                /** @description Consent to send the user's data to ad platforms. `denied`: platforms with a consent signal (GA4) get the event with it and without any user identifier; the others skip it. */
+                ad_user_data?: "granted" | "denied";
+                /** @description Consent to ad personalisation: passed to the platforms that take it (GA4), ignored by the others. */
+                ad_personalization?: "granted" | "denied";
+                /** @description `true`: each platform's restricted-processing mode (Meta `data_processing_options: ["LDU"]`, TikTok `limited_data_use`; GA4 gets `ad_personalization: denied`); a platform without one skips the event. */
+                limited_data_use?: boolean;
+            };
             user_data?: components["schemas"]["UserData"];
             /**
              * Format: date-time
@@ -742,7 +755,7 @@ export interface components {
              */
             anonymous_id?: string;
         };
-        /** @description User attributes for matching. Every value is normalised and SHA-256-hashed before it is stored; a value that already is 64 lowercase hex characters is taken as a hash and kept as sent. The match keys (`client_ip_address`, `client_user_agent`, `fbc`, `fbp`, `ttclid`, `ttp`, `ga_client_id`) are hashed as sent in the record; their raw values are kept apart, only for forwarding, for at most 7 days after the event's `timestamp`. */
+        /** @description User attributes for matching. Every value is normalised and SHA-256-hashed before it is stored; a value that already is 64 lowercase hex characters is taken as a hash and kept as sent. The match keys (`client_ip_address`, `client_user_agent`, `fbc`, `fbp`, `ttclid`, `ttp`, `ga_client_id`, `ga_session_id`) are hashed as sent in the record; their raw values are kept apart, only for forwarding, for at most 7 days after the event's `timestamp`. A string that fails its format check (a phone not in E.164, a country not alpha-2, an email without `@`, a value too long …) does not fail the event: it is left out, the answer's `warnings` says why, and the record lists it in `dropped`. A value that is not a string, or an unknown key, is still a 400. */
         UserData: {
             /** @description Email address. Normalised (trimmed, lower-cased) and SHA-256-hashed. */
             email?: string;
@@ -777,8 +790,10 @@ export interface components {
             ttclid?: string;
             /** @description TikTok cookie (`_ttp`). */
             ttp?: string;
-            /** @description GA4 `client_id` (the `_ga` cookie's id). Required to forward to GA4. */
+            /** @description GA4 `client_id`: the `_ga` cookie's id (`<random>.<seconds>`; a whole cookie value `GA1.1.<random>.<seconds>` is reduced to it). Required to forward to GA4. */
             ga_client_id?: string;
+            /** @description GA4 session id: the session number from the `_ga_<container>` cookie. Sent as `session_id` (with `engagement_time_msec`), so GA4 attributes the event to the visit. */
+            ga_session_id?: string;
         };
         /**
          * @example {
@@ -792,6 +807,7 @@ export interface components {
             event_id: string;
             message: string;
             deduplicated?: boolean;
+            /** @description Present when the event was accepted with something to fix: a near-miss standard event name (`purchase`), or a `user_data` value that could not be used and was left out (`user_data.phone dropped: must be in E.164 format`; the record lists it in `dropped`). */
             warnings?: string[];
         };
         /**
@@ -806,6 +822,10 @@ export interface components {
          *           "timestamp": "2026-11-24T18:42:10Z",
          *           "url": "https://shop.example.com/checkout/thank-you",
          *           "action_source": "website",
+         *           "consent": {
+         *             "ad_user_data": "granted",
+         *             "ad_personalization": "granted"
+         *           },
          *           "user_data": {
          *             "email": "jane@example.com",
          *             "phone": "+1 650 555 1212",
@@ -834,13 +854,14 @@ export interface components {
         TrackBatchResult: {
             /** @description Position of the event in `events`, from 0. */
             index: number;
-            /** @description The status the event alone would have got: 200 (tracked or deduplicated), 400, 404, 409, or 500 (not stored; safe to retry). */
+            /** @description The status the event alone would have got: 200 (tracked or deduplicated), 400, 404, 409, or 500 or 503 (not stored; safe to retry). When storage is unavailable for the whole batch, the response itself is a 503. */
             status: number;
             /** @description Present (true) when status is 200. */
             success?: boolean;
             event_id?: string;
             message: string;
             deduplicated?: boolean;
+            /** @description Present when the event was accepted with something to fix: a near-miss standard event name (`purchase`), or a `user_data` value that could not be used and was left out (`user_data.phone dropped: must be in E.164 format`; the record lists it in `dropped`). */
             warnings?: string[];
             /** @description Present when status is not 200. */
             error?: string;
@@ -920,7 +941,12 @@ export interface components {
          *         ]
          *       },
          *       "source": "server",
+         *       "consent": {
+         *         "ad_user_data": "granted",
+         *         "ad_personalization": "granted"
+         *       },
          *       "received_at": "2026-11-24T18:42:10.412Z",
+         *       "dropped": [],
          *       "forwarding": [
          *         {
          *           "destination_id": "dst_4f8Kq2ZxY7mN3pLw",
@@ -970,8 +996,19 @@ export interface components {
             };
             /** @description `server`: sent to `/v1/track`; `browser`: sent by the snippet to `/v1/collect`. */
             source: "server" | "browser";
+            /** @description As sent, else null (no consent given). */
+            consent: {
+                /** @description Consent to send the user's data to ad platforms. `denied`: platforms with a consent signal (GA4) get the event with it and without any user identifier; the others skip it. */
+                ad_user_data?: "granted" | "denied";
+                /** @description Consent to ad personalisation: passed to the platforms that take it (GA4), ignored by the others. */
+                ad_personalization?: "granted" | "denied";
+                /** @description `true`: each platform's restricted-processing mode (Meta `data_processing_options: ["LDU"]`, TikTok `limited_data_use`; GA4 gets `ad_personalization: denied`); a platform without one skips the event. */
+                limited_data_use?: boolean;
+            } | null;
             /** Format: date-time */
             received_at: string;
+            /** @description The `user_data` values left out because they could not be used (a phone not in E.164, a country not alpha-2 …), as paths: `["user_data.phone"]`. The event was stored without them; the answer to the track call said why in `warnings`. */
+            dropped: string[];
             /** @description One entry per destination the event is forwarded to: its outcome, attempts and last error. */
             forwarding: {
                 destination_id: string;
@@ -1227,6 +1264,7 @@ export interface components {
                 event_name: string;
                 /** @description The destination (`dst_…`). */
                 destination_id: string;
+                /** @description The platform (a destination `type`). */
                 platform: "meta" | "ga4" | "tiktok";
                 /** Format: date-time */
                 forwarded_at: string;
@@ -1378,18 +1416,23 @@ export interface components {
             /** @constant */
             valid: true;
             event: components["schemas"]["EventRecord"];
-            /** @description One entry per destination of the pixel, in the destinations list's order. */
-            destinations: {
+            /** @description One entry per destination of the pixel, in the destinations list's order. Left out for an `ingest`-scope key, which may check its events but not read the account's forwarding set-up (destination ids, platform ids, states). */
+            destinations?: {
                 destination_id: string;
+                /** @description The platform (a destination `type`). */
                 platform: "meta" | "ga4" | "tiktok";
                 would_forward: boolean;
                 /** @description Why not, when `would_forward` is false. */
                 reason?: string;
+                /** @description What the event's `consent` means for this destination: skipped and why, or what the platform is sent (GA4's `consent`, Meta's `data_processing_options`, TikTok's `limited_data_use`). */
+                consent: string;
                 /** @description The exact request body the destination would be sent (null when the platform would be sent nothing). The body only: credentials travel in the query or headers and are never shown. */
                 payload: {
                     [key: string]: unknown;
                 } | null;
             }[];
+            /** @description Present when the event was accepted with something to fix: a near-miss standard event name (`purchase`), or a `user_data` value that could not be used and was left out (`user_data.phone dropped: must be in E.164 format`; the record lists it in `dropped`). */
+            warnings?: string[];
         };
         GetPixelResponse: {
             id: string;
@@ -1439,6 +1482,10 @@ export interface components {
                 /** @description When the key was revoked; `null` while it works. */
                 revoked_at: string | null;
             }[];
+            /** @description The account's keys, revoked ones included. */
+            total: number;
+            limit: number;
+            offset: number;
         };
         CreateKeyRequest: {
             /** @description What the key is for. */
@@ -1503,7 +1550,8 @@ export interface components {
                 /** @description `dst_` + 16 base62. */
                 id: string;
                 pixel_id: string;
-                type: string;
+                /** @description The platform (a destination `type`). */
+                type: "meta" | "ga4" | "tiktok";
                 name: string | null;
                 /** @description As sent, with secrets shown as `****` + their last 4 characters. */
                 config: {
@@ -1523,22 +1571,69 @@ export interface components {
             }[];
         };
         CreateDestinationRequest: {
-            /** @description The platform. */
+            /** @description The platform (a destination `type`). */
             type: "meta" | "ga4" | "tiktok";
             name?: string;
-            /** @description meta: `{pixel_id, access_token, test_event_code?}`; ga4: `{measurement_id, api_secret}`; tiktok: `{pixel_code, access_token, test_event_code?}`; every type: `event_names?`. */
+            /** @description The type's settings, secrets included (write-only); every type also takes `event_names`. */
             config: {
                 [key: string]: unknown;
             };
             events?: string[] | null;
             sources?: ("server" | "browser")[] | null;
             enabled?: boolean;
-        };
+        } & ({
+            /** @constant */
+            type: "meta";
+            /** MetaConfig */
+            config: {
+                pixel_id: string;
+                access_token: string;
+                /** @description The platform's test mode code. For testing only: while it is set, every event goes to the platform's Test events tool and none counts as a live conversion; leave it out for live traffic. */
+                test_event_code?: string;
+                /** @description Overrides of the default event name mapping: `{"<our name>": "<platform name>"}`. */
+                event_names?: {
+                    [key: string]: string;
+                };
+                /** @description Forward only events whose `consent.ad_user_data` is `granted`; the others are `skipped`. */
+                require_consent?: boolean;
+            };
+        } | {
+            /** @constant */
+            type: "ga4";
+            /** Ga4Config */
+            config: {
+                measurement_id: string;
+                api_secret: string;
+                /** @description Overrides of the default event name mapping: `{"<our name>": "<platform name>"}`. */
+                event_names?: {
+                    [key: string]: string;
+                };
+                /** @description Forward only events whose `consent.ad_user_data` is `granted`; the others are `skipped`. */
+                require_consent?: boolean;
+            };
+        } | {
+            /** @constant */
+            type: "tiktok";
+            /** TiktokConfig */
+            config: {
+                pixel_code: string;
+                access_token: string;
+                /** @description The platform's test mode code. For testing only: while it is set, every event goes to the platform's Test events tool and none counts as a live conversion; leave it out for live traffic. */
+                test_event_code?: string;
+                /** @description Overrides of the default event name mapping: `{"<our name>": "<platform name>"}`. */
+                event_names?: {
+                    [key: string]: string;
+                };
+                /** @description Forward only events whose `consent.ad_user_data` is `granted`; the others are `skipped`. */
+                require_consent?: boolean;
+            };
+        });
         CreateDestinationResponse: {
             /** @description `dst_` + 16 base62. */
             id: string;
             pixel_id: string;
-            type: string;
+            /** @description The platform (a destination `type`). */
+            type: "meta" | "ga4" | "tiktok";
             name: string | null;
             /** @description As sent, with secrets shown as `****` + their last 4 characters. */
             config: {
@@ -1582,7 +1677,7 @@ export interface components {
             statuses?: ("failed" | "skipped" | "forwarded" | "pending")[];
         };
         ReplayDestinationResponse: {
-            /** @description Events queued to be sent again. */
+            /** @description How many events the replay sends: counted when it was accepted, queued in the background (chunks of 500, resumed after a restart). */
             queued: number;
         };
         TestDestinationRequest: {
@@ -1636,8 +1731,19 @@ export interface components {
             };
             /** @description `server`: sent to `/v1/track`; `browser`: sent by the snippet to `/v1/collect`. */
             source: "server" | "browser";
+            /** @description As sent, else null (no consent given). */
+            consent: {
+                /** @description Consent to send the user's data to ad platforms. `denied`: platforms with a consent signal (GA4) get the event with it and without any user identifier; the others skip it. */
+                ad_user_data?: "granted" | "denied";
+                /** @description Consent to ad personalisation: passed to the platforms that take it (GA4), ignored by the others. */
+                ad_personalization?: "granted" | "denied";
+                /** @description `true`: each platform's restricted-processing mode (Meta `data_processing_options: ["LDU"]`, TikTok `limited_data_use`; GA4 gets `ad_personalization: denied`); a platform without one skips the event. */
+                limited_data_use?: boolean;
+            } | null;
             /** Format: date-time */
             received_at: string;
+            /** @description The `user_data` values left out because they could not be used (a phone not in E.164, a country not alpha-2 …), as paths: `["user_data.phone"]`. The event was stored without them; the answer to the track call said why in `warnings`. */
+            dropped: string[];
             forwarding: {
                 destination_id: string;
                 platform: string;
@@ -1974,6 +2080,10 @@ export interface operations {
                  *       "timestamp": "2026-11-24T18:42:10Z",
                  *       "url": "https://shop.example.com/checkout/thank-you",
                  *       "action_source": "website",
+                 *       "consent": {
+                 *         "ad_user_data": "granted",
+                 *         "ad_personalization": "granted"
+                 *       },
                  *       "user_data": {
                  *         "email": "jane@example.com",
                  *         "phone": "+1 650 555 1212",
@@ -2046,6 +2156,10 @@ export interface operations {
                  *           "timestamp": "2026-11-24T18:42:10Z",
                  *           "url": "https://shop.example.com/checkout/thank-you",
                  *           "action_source": "website",
+                 *           "consent": {
+                 *             "ad_user_data": "granted",
+                 *             "ad_personalization": "granted"
+                 *           },
                  *           "user_data": {
                  *             "email": "jane@example.com",
                  *             "phone": "+1 650 555 1212",
@@ -2138,6 +2252,10 @@ export interface operations {
                  *       "timestamp": "2026-11-24T18:42:10Z",
                  *       "url": "https://shop.example.com/checkout/thank-you",
                  *       "action_source": "website",
+                 *       "consent": {
+                 *         "ad_user_data": "granted",
+                 *         "ad_personalization": "granted"
+                 *       },
                  *       "user_data": {
                  *         "email": "jane@example.com",
                  *         "phone": "+1 650 555 1212",
@@ -2211,7 +2329,12 @@ export interface operations {
                      *           ]
                      *         },
                      *         "source": "server",
+                     *         "consent": {
+                     *           "ad_user_data": "granted",
+                     *           "ad_personalization": "granted"
+                     *         },
                      *         "received_at": "2026-11-24T18:42:10.412Z",
+                     *         "dropped": [],
                      *         "forwarding": []
                      *       },
                      *       "destinations": [
@@ -2219,6 +2342,7 @@ export interface operations {
                      *           "destination_id": "dst_4f8Kq2ZxY7mN3pLw",
                      *           "platform": "meta",
                      *           "would_forward": true,
+                     *           "consent": "sent as usual (Meta takes no ad_personalization signal)",
                      *           "payload": {
                      *             "data": [
                      *               {
@@ -2246,6 +2370,7 @@ export interface operations {
                      *           "destination_id": "dst_9Tc3Vb6Xn1Qw8ErY",
                      *           "platform": "ga4",
                      *           "would_forward": false,
+                     *           "consent": "consent {\"ad_user_data\":\"GRANTED\",\"ad_personalization\":\"GRANTED\"}",
                      *           "reason": "missing user_data.ga_client_id, which GA4 requires as client_id",
                      *           "payload": null
                      *         }
@@ -2898,7 +3023,12 @@ export interface operations {
     };
     listKeys: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Default 50; values above 100 are applied as 100. */
+                limit?: number;
+                /** @description Default 0. */
+                offset?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -2937,6 +3067,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Checkout server",
+                 *       "scope": "ingest"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateKeyRequest"];
             };
         };
@@ -3224,11 +3360,10 @@ export interface operations {
                 /**
                  * @example {
                  *       "type": "meta",
-                 *       "name": "Meta pixel",
+                 *       "name": "Meta destination",
                  *       "config": {
                  *         "pixel_id": "123456789012345",
-                 *         "access_token": "EAAB…",
-                 *         "test_event_code": "TEST12345"
+                 *         "access_token": "EAAB…"
                  *       },
                  *       "events": [
                  *         "Purchase",
@@ -3487,6 +3622,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

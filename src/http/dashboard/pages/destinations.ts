@@ -6,8 +6,15 @@
  */
 import type { Context } from '../../../domain/context.ts';
 import { getDestination, listDestinations } from '../../../domain/forwarding/destinations.ts';
+import type { ConfigField } from '../../../domain/forwarding/platforms/platform.ts';
+import {
+  isPlatform,
+  PLATFORM_MODULES,
+  PLATFORMS,
+  type Platform,
+} from '../../../domain/forwarding/platforms/registry.ts';
 import { formatTime, type Html, html } from '../html.ts';
-import { allPixels, chosenPixel, noPixels, pixelPicker } from './common.ts';
+import { noPixels, pickPixel, pixelPicker } from './common.ts';
 
 /** What a test send answered, shown once on the page that asked for it. */
 export interface TestOutcome {
@@ -17,50 +24,36 @@ export interface TestOutcome {
   platform_response: unknown;
 }
 
-interface ConfigField {
-  name: string;
-  label: string;
-  secret?: boolean;
-  optional?: boolean;
-  placeholder: string;
+/** The visible warning of a destination that has a test event code set, or nothing. */
+function testModeWarning(config: Record<string, unknown>): Html | '' {
+  const code = config['test_event_code'];
+  if (typeof code !== 'string' || code === '') return '';
+  return html`<p class="warning" role="note"><strong>Test mode</strong> (test event code <code>${code}</code>): every event goes to the platform’s Test events only and none counts as a live conversion. To go live, delete this destination and add it again without a test event code.</p>`;
 }
 
-/** The config fields per type, as destination-config.ts declares them. */
-export const CONFIG_FIELDS: Record<'meta' | 'ga4' | 'tiktok', ConfigField[]> = {
-  meta: [
-    { name: 'pixel_id', label: 'Meta pixel ID', placeholder: '123456789012345' },
-    { name: 'access_token', label: 'Access token', secret: true, placeholder: 'EAAB…' },
-    { name: 'test_event_code', label: 'Test event code', optional: true, placeholder: 'TEST12345' },
-  ],
-  ga4: [
-    { name: 'measurement_id', label: 'Measurement ID', placeholder: 'G-XXXXXXXXXX' },
-    { name: 'api_secret', label: 'API secret', secret: true, placeholder: '' },
-  ],
-  tiktok: [
-    { name: 'pixel_code', label: 'Pixel code', placeholder: 'C4ABCDEFGHIJ' },
-    { name: 'access_token', label: 'Access token', secret: true, placeholder: '' },
-    { name: 'test_event_code', label: 'Test event code', optional: true, placeholder: 'TEST12345' },
-  ],
-};
+/** The config fields per type, as each platform's module declares them. */
+export const CONFIG_FIELDS: Record<Platform, readonly ConfigField[]> = Object.fromEntries(
+  PLATFORMS.map((type) => [type, PLATFORM_MODULES[type].config.form]),
+) as Record<Platform, readonly ConfigField[]>;
 
 /** The write-only fields of a type: what "replace credentials" asks for. */
 export function secretFields(type: string): ConfigField[] {
-  return (CONFIG_FIELDS[type as keyof typeof CONFIG_FIELDS] ?? []).filter((f) => f.secret);
+  return (isPlatform(type) ? CONFIG_FIELDS[type] : []).filter((f) => f.secret);
 }
 
-const TYPE_LABELS = { meta: 'Meta (Conversions API)', ga4: 'Google Analytics 4', tiktok: 'TikTok' };
-
-function createForm(pixelId: string, type: keyof typeof CONFIG_FIELDS): Html {
+function createForm(pixelId: string, type: Platform): Html {
+  const label = PLATFORM_MODULES[type].label;
   const id = (field: string) => `${type}-${field}`;
   return html`<form method="post" action="/dashboard/pixels/${pixelId}/destinations" class="stack" aria-labelledby="new-${type}-h">
-  <h3 id="new-${type}-h">${TYPE_LABELS[type]}</h3>
+  <h3 id="new-${type}-h">${label}</h3>
   <input type="hidden" name="type" value="${type}">
   <div class="field"><label for="${id('name')}">Name <span class="hint">(optional)</span></label><input id="${id('name')}" name="name" maxlength="200"></div>
   ${CONFIG_FIELDS[type].map(
     (f) =>
-      html`<div class="field"><label for="${id(f.name)}">${f.label}${f.optional ? html` <span class="hint">(optional)</span>` : ''}</label><input id="${id(f.name)}" name="${f.name}" type="${f.secret ? 'password' : 'text'}" autocomplete="off"${f.optional ? '' : html` required`}${f.placeholder ? html` placeholder="${f.placeholder}"` : ''}></div>`,
+      html`<div class="field"><label for="${id(f.name)}">${f.label}${f.optional ? html` <span class="hint">(optional)</span>` : ''}</label><input id="${id(f.name)}" name="${f.name}" type="${f.secret ? 'password' : 'text'}" autocomplete="off"${f.optional ? '' : html` required`}${f.placeholder ? html` placeholder="${f.placeholder}"` : ''}${f.warning ? html` aria-describedby="${id(f.name)}-warning"` : ''}>${f.warning ? html`<p class="warning field-warning" id="${id(f.name)}-warning">${f.warning}</p>` : ''}</div>`,
   )}
-  <button type="submit">Add ${TYPE_LABELS[type]} destination</button>
+  <div class="field"><label><input type="checkbox" name="require_consent" value="true"> Only events with consent to ad user data (<code>consent.ad_user_data: "granted"</code>)</label></div>
+  <button type="submit">Add ${label} destination</button>
 </form>`;
 }
 
@@ -93,8 +86,7 @@ export async function destinationsBody(
   askedPixel: string | undefined,
   tested?: TestOutcome,
 ): Promise<Html> {
-  const pixels = await allPixels(ctx);
-  const pixel = chosenPixel(pixels, askedPixel);
+  const { pixels, pixel } = await pickPixel(ctx, askedPixel);
   if (!pixel) return noPixels;
   const { destinations } = await listDestinations({ ctx, pixelId: pixel.id });
   const today = ctx.clock.now().toISOString().slice(0, 10);
@@ -114,7 +106,7 @@ ${
     return html`<tr>
     <td><a href="${base}/${d.id}" aria-label="Edit ${label}">${label}</a><br><code class="hint">${d.id}</code></td>
     <td>${d.type}</td>
-    <td>${Object.entries(d.config).map(([k, v]) => html`<code>${k}</code>: ${typeof v === 'string' ? v : JSON.stringify(v)}<br>`)}</td>
+    <td>${Object.entries(d.config).map(([k, v]) => html`<code>${k}</code>: ${typeof v === 'string' ? v : JSON.stringify(v)}<br>`)}${testModeWarning(d.config)}</td>
     <td><span class="status ${d.state}">${d.state}</span>${d.enabled ? '' : html` <span class="status paused">disabled</span>`}${d.events ? html`<br><span class="hint">only ${d.events.join(', ')}</span>` : ''}</td>
     <td>${d.last_error ?? '—'}</td>
     <td>${formatTime(d.created_at)}</td>
@@ -142,9 +134,7 @@ ${
 <section aria-labelledby="new-dest-h">
 <h2 id="new-dest-h">Add a destination</h2>
 <p class="hint">Secrets are write-only: after saving, only their last 4 characters are shown.</p>
-${createForm(pixel.id, 'meta')}
-${createForm(pixel.id, 'ga4')}
-${createForm(pixel.id, 'tiktok')}
+${PLATFORMS.map((type) => createForm(pixel.id, type))}
 </section>`;
 }
 
@@ -165,12 +155,13 @@ export async function destinationEditBody(
   return html`<p><a href="/dashboard/destinations?pixel_id=${encodeURIComponent(pixelId)}">← All destinations of this pixel</a></p>
 <dl class="facts">
   <dt>Destination</dt><dd>${label} <code>${d.id}</code></dd>
-  <dt>Type</dt><dd>${TYPE_LABELS[d.type as keyof typeof TYPE_LABELS] ?? d.type}</dd>
+  <dt>Type</dt><dd>${isPlatform(d.type) ? PLATFORM_MODULES[d.type].label : d.type}</dd>
   <dt>State</dt><dd><span class="status ${d.state}">${d.state}</span>${d.enabled ? '' : html` <span class="status paused">disabled</span>`}</dd>
   ${d.last_error ? html`<dt>Last error</dt><dd class="last-error">${d.last_error}</dd>` : ''}
   <dt>Config</dt><dd>${Object.entries(d.config).map(([k, v]) => html`<code>${k}</code>: ${typeof v === 'string' ? v : JSON.stringify(v)}<br>`)}</dd>
   <dt>Updated</dt><dd>${formatTime(d.updated_at)}</dd>
 </dl>
+${testModeWarning(d.config)}
 ${
   d.state === 'suspended'
     ? html`<section aria-labelledby="suspended-h" class="secret">

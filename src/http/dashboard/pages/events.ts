@@ -3,7 +3,7 @@ import type { Context } from '../../../domain/context.ts';
 import { listEvents } from '../../../domain/events/list-events.ts';
 import { getEventWithForwarding } from '../../../domain/forwarding/event-forwarding.ts';
 import { formatTime, type Html, html } from '../html.ts';
-import { allPixels, chosenPixel, noPixels, pixelPicker } from './common.ts';
+import { noPixels, pickPixel, pixelPicker } from './common.ts';
 
 export interface EventFilters {
   pixel_id?: string;
@@ -14,8 +14,7 @@ export interface EventFilters {
 }
 
 export async function eventsBody(ctx: Context, filters: EventFilters): Promise<Html> {
-  const pixels = await allPixels(ctx);
-  const pixel = chosenPixel(pixels, filters.pixel_id);
+  const { pixels, pixel } = await pickPixel(ctx, filters.pixel_id);
   if (!pixel) return noPixels;
   const offset = Math.max(0, Number.parseInt(filters.offset ?? '0', 10) || 0);
   const given = (v: string | undefined) =>
@@ -51,7 +50,7 @@ ${
   ${list.events.map(
     (e) => html`<tr>
     <td>${formatTime(e.timestamp)}</td>
-    <td>${e.event_name}</td>
+    <td>${e.event_name}${e.dropped.length > 0 ? html` <span class="status dropped" title="Stored without ${e.dropped.join(', ')}: could not be used">${e.dropped.length} dropped</span>` : ''}</td>
     <td><code>${e.event_id}</code></td>
     <td>${e.source}</td>
     <td class="num">${e.value === null ? '—' : `${e.value} ${e.currency ?? ''}`}</td>
@@ -82,6 +81,11 @@ export async function eventBody(ctx: Context, pixelId: string, eventId: string):
   <dt>Event ID</dt><dd><code>${e.event_id}</code></dd>
   <dt>Time</dt><dd>${formatTime(e.timestamp)}</dd>
   <dt>Source</dt><dd>${e.source === 'browser' ? 'browser (the snippet)' : 'server'}</dd>
+  ${
+    e.dropped.length > 0
+      ? html`<dt>Dropped</dt><dd class="dropped">${keys(e.dropped)} <span class="hint">(could not be used: stored without ${e.dropped.length === 1 ? 'it' : 'them'}; the track answer's <code>warnings</code> said why)</span></dd>`
+      : ''
+  }
 </dl>
 <section aria-labelledby="mq-h">
 <h2 id="mq-h">Match quality</h2>
@@ -92,6 +96,18 @@ export async function eventBody(ctx: Context, pixelId: string, eventId: string):
   ${mq.enriched ? html`<dt>From the browser</dt><dd>${keys(mq.enriched)}</dd>` : ''}
 </dl>
 <p class="hint">A local estimate from the keys the event carries, not Meta's Event Match Quality.</p>
+</section>
+<section aria-labelledby="consent-h">
+<h2 id="consent-h">Consent</h2>
+${
+  e.consent === null
+    ? html`<p class="consent">None given: forwarded as the destinations' settings allow.</p>`
+    : html`<dl class="facts consent">
+  <dt>ad_user_data</dt><dd>${e.consent.ad_user_data ?? '—'}</dd>
+  <dt>ad_personalization</dt><dd>${e.consent.ad_personalization ?? '—'}</dd>
+  <dt>limited_data_use</dt><dd>${e.consent.limited_data_use === undefined ? '—' : String(e.consent.limited_data_use)}</dd>
+</dl>`
+}
 </section>
 <section aria-labelledby="fwd-h">
 <h2 id="fwd-h">Forwarding</h2>

@@ -8,7 +8,7 @@ export async function keysBody(
   currentKeyId: string,
   created?: { name: string; key: string },
 ): Promise<Html> {
-  const { keys } = await listKeys({ ctx });
+  const { keys, total } = await listKeys({ ctx, query: { limit: 100 } });
   return html`${
     created
       ? html`<section class="secret" aria-labelledby="new-key-h">
@@ -50,6 +50,10 @@ export async function keysBody(
   </tr>`,
   )}
   </tbody>
-</table>
+</table>${
+    total > keys.length
+      ? html`<p class="hint">The oldest ${keys.length} of ${total} keys; the rest with <code>GET /v1/keys?offset=${keys.length}</code>.</p>`
+      : ''
+  }
 </section>`;
 }

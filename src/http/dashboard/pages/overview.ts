@@ -1,13 +1,15 @@
 /**
  * Overview: usage against the plan (this minute, today) and, for one pixel, events per hour by
- * name and revenue per hour, drawn by Chart.js from the stats API's buckets.
+ * name (the 20 busiest, the rest as "other") and revenue per hour, drawn by Chart.js.
  */
 import type { Context } from '../../../domain/context.ts';
-import { eventStats } from '../../../domain/stats/event-stats.ts';
+import { topEventStats } from '../../../domain/stats/event-stats.ts';
 import { type Html, html, jsonData } from '../html.ts';
-import { allPixels, chosenPixel, noPixels, pixelPicker } from './common.ts';
+import { noPixels, pickPixel, pixelPicker } from './common.ts';
 
 const HOUR_MS = 3_600_000;
+/** Event names charted one by one; the rest are one "other" series (contract §21). */
+export const CHARTED_NAMES = 20;
 export const PERIODS = { '24h': 24, '7d': 168 } as const;
 export type Period = keyof typeof PERIODS;
 
@@ -36,15 +38,14 @@ ${meter('This minute', 'use-minute', usage.minute.used, usage.minute.limit)}
 ${meter('Today (UTC)', 'use-day', usage.day.used, usage.day.limit)}
 </section>`
     : html`<p>Rate limits are switched off on this server.</p>`;
-  const pixels = await allPixels(ctx);
-  const pixel = chosenPixel(pixels, query.pixel_id);
+  const { pixels, pixel } = await pickPixel(ctx, query.pixel_id);
   if (!pixel) return html`${usageHtml}${noPixels}`;
   const period: Period = query.period === '7d' ? '7d' : '24h';
   const hours = PERIODS[period];
   const now = ctx.clock.now().getTime();
   const lastHour = Math.floor(now / HOUR_MS);
   const firstHour = lastHour - hours + 1;
-  const stats = await eventStats({
+  const stats = await topEventStats({
     ctx,
     pixelId: pixel.id,
     query: {
@@ -52,7 +53,10 @@ ${meter('Today (UTC)', 'use-day', usage.day.used, usage.day.limit)}
       start_date: new Date(firstHour * HOUR_MS).toISOString(),
       end_date: new Date(now).toISOString(),
     },
+    top: CHARTED_NAMES,
   });
+  // The names beyond the busiest, as one series and one row (never a real name's key).
+  const other = `Other (${stats.otherNames.toLocaleString('en-US')} names)`;
   const labels = Array.from({ length: hours }, (_, i) =>
     new Date((firstHour + i) * HOUR_MS).toISOString(),
   );
@@ -61,33 +65,38 @@ ${meter('Today (UTC)', 'use-day', usage.day.used, usage.day.limit)}
   const revenue = new Array<number>(hours).fill(0);
   const totals = new Map<string, { count: number; value: number }>();
   for (const b of stats.buckets) {
-    const i = index.get(b.start);
+    const i = index.get(b.start.toISOString());
     if (i === undefined) continue;
-    let series = counts.get(b.event_name);
+    const name = b.eventName ?? other;
+    let series = counts.get(name);
     if (!series) {
       series = new Array<number>(hours).fill(0);
-      counts.set(b.event_name, series);
+      counts.set(name, series);
     }
     series[i] = b.count;
-    revenue[i] = (revenue[i] ?? 0) + b.value_sum;
-    const t = totals.get(b.event_name) ?? { count: 0, value: 0 };
+    revenue[i] = (revenue[i] ?? 0) + b.valueSum;
+    const t = totals.get(name) ?? { count: 0, value: 0 };
     t.count += b.count;
-    t.value += b.value_sum;
-    totals.set(b.event_name, t);
+    t.value += b.valueSum;
+    totals.set(name, t);
   }
   const periodPicker = html`<div class="field"><label for="period">Period</label>
 <select id="period" name="period">
   <option value="24h"${period === '24h' ? html` selected` : ''}>Last 24 hours</option>
   <option value="7d"${period === '7d' ? html` selected` : ''}>Last 7 days</option>
 </select></div>`;
-  const names = [...totals.keys()].sort();
+  // Busiest first, "other" last.
+  const names = [...totals.keys()]
+    .filter((n) => n !== other)
+    .sort((a, b) => totals.get(b)!.count - totals.get(a)!.count || (a < b ? -1 : 1));
+  if (totals.has(other)) names.push(other);
   return html`${usageHtml}
 <section aria-labelledby="charts-h">
 <h2 id="charts-h">Events per hour</h2>
 ${pixelPicker('/dashboard', pixels, pixel, periodPicker)}
 ${jsonData('overview-data', {
   labels,
-  events: [...counts.entries()].sort().map(([name, data]) => ({ name, data })),
+  events: names.map((name) => ({ name, data: counts.get(name)! })),
   revenue,
 })}
 <div class="charts">

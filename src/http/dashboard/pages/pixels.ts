@@ -1,10 +1,25 @@
 import type { Context } from '../../../domain/context.ts';
-import { getPixel } from '../../../domain/pixels/pixels.ts';
+import { getPixel, listPixels } from '../../../domain/pixels/pixels.ts';
 import { formatTime, type Html, html } from '../html.ts';
-import { allPixels } from './common.ts';
 
-export async function pixelsBody(ctx: Context, form: Record<string, string> = {}): Promise<Html> {
-  const pixels = await allPixels(ctx);
+/** A page of the list, newest first: an account may have more pixels than one page shows. */
+const PAGE = 100;
+
+export async function pixelsBody(
+  ctx: Context,
+  form: Record<string, string> = {},
+  from = '0',
+): Promise<Html> {
+  const offset = Math.max(0, Number.parseInt(from, 10) || 0);
+  const { pixels, total } = await listPixels({ ctx, query: { limit: PAGE, offset } });
+  const pager =
+    total > PAGE
+      ? html`<nav aria-label="Pages" class="pager">
+  <span>${offset + 1}–${offset + pixels.length} of ${total}</span>
+  ${offset > 0 ? html`<a href="/dashboard/pixels?offset=${Math.max(0, offset - PAGE)}">← Newer</a>` : ''}
+  ${offset + pixels.length < total ? html`<a href="/dashboard/pixels?offset=${offset + PAGE}">Older →</a>` : ''}
+</nav>`
+      : '';
   return html`<section aria-labelledby="new-pixel-h">
 <h2 id="new-pixel-h">Create a pixel</h2>
 <form method="post" action="/dashboard/pixels" class="stack">
@@ -38,7 +53,7 @@ ${
   </tr>`,
   )}
   </tbody>
-</table>`
+</table>${pager}`
 }
 </section>`;
 }

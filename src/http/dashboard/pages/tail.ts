@@ -1,11 +1,10 @@
 /** Live tail: the page script follows the pixel's event stream (Server-Sent Events). */
 import type { Context } from '../../../domain/context.ts';
 import { type Html, html } from '../html.ts';
-import { allPixels, chosenPixel, noPixels, pixelPicker } from './common.ts';
+import { noPixels, pickPixel, pixelPicker } from './common.ts';
 
 export async function tailBody(ctx: Context, query: { pixel_id?: string }): Promise<Html> {
-  const pixels = await allPixels(ctx);
-  const pixel = chosenPixel(pixels, query.pixel_id);
+  const { pixels, pixel } = await pickPixel(ctx, query.pixel_id);
   if (!pixel) return noPixels;
   return html`${pixelPicker('/dashboard/tail', pixels, pixel)}
 <p id="tail-status" role="status" data-stream="/dashboard/pixels/${pixel.id}/stream">Connecting…</p>

@@ -1,0 +1,3 @@
+module github.com/trackway/trackway-go
+
+go 1.19

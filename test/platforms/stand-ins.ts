@@ -1,0 +1,72 @@
+/**
+ * Each platform's stand-in server, by destination type: what the benchmarks (and any suite that
+ * runs over every platform) start to forward to. Adding a platform adds its stand-in here.
+ */
+import type { Platform } from '../../src/domain/forwarding/platforms/registry.ts';
+import { startGa4Server } from './ga4-server.ts';
+import { startMetaServer } from './meta-server.ts';
+import { startTiktokServer } from './tiktok-server.ts';
+
+export interface StandIn {
+  /** The base URL to set as the platform's `TRACKWAY_<TYPE>_API_URL`. */
+  baseUrl: string;
+  /** Every event the stand-in accepted (it validated it). */
+  events: unknown[];
+  /** Events it was sent again and deduplicated. */
+  duplicates(): number;
+  /** The config of a destination that reaches it. */
+  config: Record<string, string>;
+  /** What a website event needs in `user_data` for this platform, beyond email, IP and UA. */
+  userData(person: string): Record<string, string>;
+  /** The bench's name of a person, read back from an accepted event. */
+  personOf(event: unknown): string;
+  /** Whether the platform keeps our event id (else events are told apart by the person). */
+  keepsEventId: boolean;
+  close(): Promise<void>;
+}
+
+const byEventId = (e: unknown) => String((e as { event_id: string }).event_id);
+
+export const STAND_INS: Record<Platform, () => Promise<StandIn>> = {
+  meta: async () => {
+    const server = await startMetaServer();
+    return {
+      baseUrl: server.url,
+      events: server.events as unknown[],
+      duplicates: () => server.duplicates,
+      config: { pixel_id: server.pixelId, access_token: server.accessToken },
+      userData: () => ({}),
+      personOf: byEventId,
+      keepsEventId: true,
+      close: () => server.close(),
+    };
+  },
+  ga4: async () => {
+    const server = await startGa4Server();
+    return {
+      baseUrl: server.origin,
+      events: server.events as unknown[],
+      duplicates: () => 0,
+      config: { measurement_id: server.measurementId, api_secret: server.apiSecret },
+      // GA4 takes no event without the visitor's client id.
+      userData: (person) => ({ ga_client_id: `${person}.1700000000` }),
+      // GA4 keeps no event id: the bench's client id is `<person>.1700000000`.
+      personOf: (e) => String((e as { client_id: string }).client_id).split('.')[0]!,
+      keepsEventId: false,
+      close: () => server.close(),
+    };
+  },
+  tiktok: async () => {
+    const server = await startTiktokServer();
+    return {
+      baseUrl: server.url,
+      events: server.events as unknown[],
+      duplicates: () => server.duplicates,
+      config: { pixel_code: server.pixelCode, access_token: server.accessToken },
+      userData: () => ({}),
+      personOf: byEventId,
+      keepsEventId: true,
+      close: () => server.close(),
+    };
+  },
+};
