@@ -152,6 +152,8 @@ export function browserEvent(
   if (input.value !== undefined) track['value'] = input.value;
   if (input.currency !== undefined) track['currency'] = input.currency;
   if (input.custom_data !== undefined) track['custom_data'] = input.custom_data;
+  // Stored with the record and applied per destination, as for a server event (contract §16).
+  if (input.consent !== undefined) track['consent'] = input.consent;
   if (input.consent?.ad_user_data === 'denied') {
     return { track, visitor: null, madeFbp: null, madeFbc: null, hadFbp: false };
   }

@@ -3,6 +3,8 @@
  * fields this version does not know are dropped) and the answer.
  */
 import { type Static, Type } from '@sinclair/typebox';
+// One consent schema for server and browser events (contract §16, §17).
+import { ConsentSchema } from '../consent.ts';
 
 /** Click ids a landing URL may carry, as the platforms name their query parameters. */
 export const CLICK_ID_PARAMS = [
@@ -42,26 +44,6 @@ export const MAX_IDENTIFIER_LENGTH = 512;
 
 const identifier = (description: string) =>
   Type.Optional(Type.String({ minLength: 1, maxLength: MAX_IDENTIFIER_LENGTH, description }));
-
-export const ConsentSchema = Type.Object(
-  {
-    ad_user_data: Type.Optional(
-      Type.Union([Type.Literal('granted'), Type.Literal('denied')], {
-        description:
-          '`denied`: no identifier is kept or forwarded with the event, and no cookie is set.',
-      }),
-    ),
-    ad_personalization: Type.Optional(
-      Type.Union([Type.Literal('granted'), Type.Literal('denied')]),
-    ),
-    limited_data_use: Type.Optional(Type.Boolean()),
-  },
-  {
-    additionalProperties: false,
-    description: "Google Consent Mode v2's names: what the visitor agreed to.",
-  },
-);
-export type ConsentInput = Static<typeof ConsentSchema>;
 
 export const CollectSchema = Type.Object(
   {

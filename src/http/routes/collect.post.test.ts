@@ -231,6 +231,8 @@ for (const kind of await testStores()) {
       assert.equal(denied.headers['set-cookie'], undefined);
       const event = await stored(payload.event_id);
       assert.equal(event.user_data, null, 'no identifier kept under denied consent');
+      // The consent is the record's, as for a server event (contract §16).
+      assert.deepEqual(event.consent, { ad_user_data: 'denied' });
     });
 
     it('deduplicates on (pixel, event_id) like server events', async () => {
