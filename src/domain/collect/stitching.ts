@@ -3,23 +3,8 @@
  * cookie its backend read) gets every match key it lacks from that visitor's browser events.
  */
 import type { Context } from '../context.ts';
-import {
-  MATCH_KEY_FIELDS,
-  type MatchKeyField,
-  type RawMatchKeys,
-} from '../forwarding/match-keys.ts';
+import { MATCH_KEY_FIELDS, RAW_MATCH_KEY_NAME } from '../forwarding/match-keys.ts';
 import type { VisitorKeys } from '../model.ts';
-
-const RAW_NAME: Record<MatchKeyField, keyof RawMatchKeys> = {
-  client_ip_address: 'clientIpAddress',
-  client_user_agent: 'clientUserAgent',
-  fbc: 'fbc',
-  fbp: 'fbp',
-  ttclid: 'ttclid',
-  ttp: 'ttp',
-  ga_client_id: 'gaClientId',
-  ga_session_id: 'gaSessionId',
-};
 
 /**
  * The visitor an unvalidated track body names, while their identity is kept; null when it names
@@ -51,7 +36,7 @@ export function withVisitorKeys(
   const filled: Record<string, string> = { ...(userData ?? {}) };
   const enriched: string[] = [];
   for (const field of MATCH_KEY_FIELDS) {
-    const value = visitor.matchKeys[RAW_NAME[field]];
+    const value = visitor.matchKeys[RAW_MATCH_KEY_NAME[field]];
     if (value === undefined || filled[field] !== undefined) continue;
     filled[field] = value;
     enriched.push(field);

@@ -162,7 +162,8 @@ export interface RawMatchKeys {
   gaSessionId?: string;
 }
 
-const CAMEL: Record<MatchKeyField, keyof RawMatchKeys> = {
+/** Each match key's name in `RawMatchKeys`. */
+export const RAW_MATCH_KEY_NAME: Record<MatchKeyField, keyof RawMatchKeys> = {
   client_ip_address: 'clientIpAddress',
   client_user_agent: 'clientUserAgent',
   fbc: 'fbc',
@@ -185,7 +186,7 @@ export function splitMatchKeys(
   const matchKeys: RawMatchKeys = {};
   const contact: Record<string, string> = {};
   for (const [key, value] of Object.entries(userData ?? {})) {
-    const camel = CAMEL[key as MatchKeyField];
+    const camel = RAW_MATCH_KEY_NAME[key as MatchKeyField];
     if (camel) matchKeys[camel] = value;
     else contact[key] = value;
   }
@@ -200,7 +201,7 @@ export function splitMatchKeys(
 export function matchKeyHashes(matchKeys: RawMatchKeys): Partial<Record<MatchKeyField, string>> {
   const hashes: Partial<Record<MatchKeyField, string>> = {};
   for (const field of MATCH_KEY_FIELDS) {
-    const value = matchKeys[CAMEL[field]];
+    const value = matchKeys[RAW_MATCH_KEY_NAME[field]];
     if (value !== undefined) hashes[field] = sha256Hex(value);
   }
   return hashes;
