@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createAccount } from '../src/domain/accounts/accounts.ts';
+import { newPublishableKey } from '../src/domain/ids.ts';
 import { systemClock } from '../src/domain/ports.ts';
 import { SqliteStore } from '../src/storage/sqlite/store.ts';
 import { startServerProcess } from '../test/process.ts';
@@ -50,11 +51,12 @@ if (!values.reuse) {
   // A reused file keeps its events under the first account: move the pixel to this one.
   store.db
     .prepare(
-      `INSERT INTO pixels (id, account_id, name, domain, tracking_domain, status, created_at, updated_at)
-       VALUES (?, ?, 'Shop', 'shop.example.com', 'shop.example.com', 'active', ?, ?)
+      `INSERT INTO pixels (id, account_id, name, domain, tracking_domain, status, created_at, updated_at,
+         publishable_key)
+       VALUES (?, ?, 'Shop', 'shop.example.com', 'shop.example.com', 'active', ?, ?, ?)
        ON CONFLICT (id) DO UPDATE SET account_id = excluded.account_id`,
     )
-    .run(PIXEL, created.account.id, now, now);
+    .run(PIXEL, created.account.id, now, now, newPublishableKey());
   if (values.reuse) {
     store.db
       .prepare('UPDATE events SET account_id = ? WHERE pixel_id = ?')

@@ -112,7 +112,8 @@ function fillSqlite(file: string): void {
   const now = Date.now();
   const insertPixel = db.prepare(
     `INSERT INTO pixels (id, account_id, name, domain, tracking_domain, status, created_at,
-       updated_at) VALUES (?, ?, ?, ?, ?, 'active', ?, ?)`,
+       updated_at, publishable_key)
+     VALUES (?, ?, ?, ?, ?, 'active', ?, ?, 'tw_pub_' || lower(hex(randomblob(12))))`,
   );
   db.exec('CREATE TEMP TABLE fill_pixels (k INTEGER PRIMARY KEY, id TEXT, account_id TEXT)');
   const insertFillPixel = db.prepare('INSERT INTO fill_pixels VALUES (?, ?, ?)');
@@ -176,9 +177,10 @@ async function fillPostgres(): Promise<void> {
     await db.query('SET synchronous_commit = off');
     await db.query(
       `INSERT INTO pixels (id, account_id, name, domain, tracking_domain, status, created_at,
-         updated_at)
+         updated_at, publishable_key)
        SELECT id, account, 'Shop ' || k, 'shop' || k || '.example.com',
-         't.shop' || k || '.example.com', 'active', now(), now()
+         't.shop' || k || '.example.com', 'active', now(), now(),
+         'tw_pub_' || substr(md5(id), 1, 24)
          FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS p (id, account, k)`,
       [pixels.map((p) => p.id), pixels.map((p) => p.account)],
     );

@@ -144,6 +144,10 @@ for (const name of outages) {
       });
       assert.equal(key.statusCode, 201, key.body);
       ids['key_id'] = key.json().id;
+      // The browser route (POST /v1/collect) is asked as a browser asks it: the pixel's
+      // publishable key, from the pixel's own site (shop.example.com, the harness's default).
+      const pixel = await h.request(owner, { method: 'GET', url: `/v1/pixels/${ids['pixel_id']}` });
+      ids['publishable_key'] = pixel.json().publishable_key;
       const signedIn = await h.app.inject({
         method: 'POST',
         url: '/dashboard/sign-in',
@@ -182,6 +186,9 @@ for (const name of outages) {
         if (key === 'pixel_id' && typeof value === 'string' && value.startsWith('px_')) {
           return ids['pixel_id'];
         }
+        if (key === 'key' && typeof value === 'string' && value.startsWith('tw_pub_')) {
+          return ids['publishable_key'];
+        }
         if (key === 'url' && typeof value === 'string' && /hooks?|webhook/.test(value)) {
           return 'http://127.0.0.1:9/hook';
         }
@@ -213,6 +220,7 @@ for (const name of outages) {
             method: method as 'GET',
             url,
             ...(payload !== undefined && { payload: payload as Json }),
+            ...(path === '/v1/collect' && { headers: { origin: 'https://shop.example.com' } }),
           }),
           new Promise<never>((_, reject) =>
             setTimeout(() => reject(new Error(`${method} ${path} did not answer in 10 s`)), 10_000),

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { createAccount } from '../src/domain/accounts/accounts.ts';
+import { newPublishableKey } from '../src/domain/ids.ts';
 import { systemClock } from '../src/domain/ports.ts';
 import { QUERY_TIMEOUT_MS } from '../src/storage/postgres/database.ts';
 import { PostgresStore } from '../src/storage/postgres/store.ts';
@@ -49,10 +50,11 @@ const sqlite = (): Target => {
       const now = Date.now();
       store.db
         .prepare(
-          `INSERT INTO pixels (id, account_id, name, domain, tracking_domain, status, created_at, updated_at)
-           VALUES (?, ?, 'Shop', 'shop.example.com', 'shop.example.com', 'active', ?, ?)`,
+          `INSERT INTO pixels (id, account_id, name, domain, tracking_domain, status, created_at, updated_at,
+             publishable_key)
+           VALUES (?, ?, 'Shop', 'shop.example.com', 'shop.example.com', 'active', ?, ?, ?)`,
         )
-        .run(PIXEL, account.id, now, now);
+        .run(PIXEL, account.id, now, now, newPublishableKey());
       store.db
         .prepare(
           `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
@@ -87,9 +89,10 @@ const postgres = (): Target => {
         { name: 'Export', plan: 'ultra' },
       );
       await store.pool.query(
-        `INSERT INTO pixels (id, account_id, name, domain, tracking_domain, status, created_at, updated_at)
-         VALUES ($1, $2, 'Shop', 'shop.example.com', 'shop.example.com', 'active', now(), now())`,
-        [PIXEL, account.id],
+        `INSERT INTO pixels (id, account_id, name, domain, tracking_domain, status, created_at, updated_at,
+           publishable_key)
+         VALUES ($1, $2, 'Shop', 'shop.example.com', 'shop.example.com', 'active', now(), now(), $3)`,
+        [PIXEL, account.id, newPublishableKey()],
       );
       await store.close();
       // The bulk fill runs on its own connection, without the store pool's query timeout

@@ -209,7 +209,15 @@ function referencePlatformUserData(raw: UserData): {
       }),
       tiktok: compact({
         city: plain(raw.city, (city) => normaliseUserDataField('city', city, {})),
-        state: plain(raw.state, (state) => normaliseUserDataField('state', state, {})),
+        // A state named in full becomes its code only for a US, Canadian or unknown country
+        // (a pre-hashed one is unknown), as the record's own normalisation does.
+        state: plain(raw.state, (state) =>
+          normaliseUserDataField(
+            'state',
+            state,
+            raw.country !== undefined && !isSha256Hex(raw.country) ? { country: raw.country } : {},
+          ),
+        ),
         country: plain(raw.country, country),
       }),
     },

@@ -1792,11 +1792,13 @@ export interface components {
             custom_data?: {
                 [key: string]: unknown;
             };
-            /** @description Google Consent Mode v2's names: what the visitor agreed to. */
+            /** @description The visitor's consent, as the site's consent banner recorded it. */
             consent?: {
-                /** @description `denied`: no identifier is kept or forwarded with the event, and no cookie is set. */
+                /** @description Consent to send the user's data to ad platforms. `denied`: platforms with a consent signal (GA4) get the event with it and without any user identifier; the others skip it. */
                 ad_user_data?: "granted" | "denied";
+                /** @description Consent to ad personalisation: passed to the platforms that take it (GA4), ignored by the others. */
                 ad_personalization?: "granted" | "denied";
+                /** @description `true`: each platform's restricted-processing mode (Meta `data_processing_options: ["LDU"]`, TikTok `limited_data_use`; GA4 gets `ad_personalization: denied`); a platform without one skips the event. */
                 limited_data_use?: boolean;
             };
             /**
