@@ -34,6 +34,7 @@ describe('loadConfig', () => {
         meta: 'https://graph.facebook.com/v24.0',
         ga4: 'https://www.google-analytics.com',
         tiktok: 'https://business-api.tiktok.com/open_api/v1.3',
+        pinterest: 'https://api.pinterest.com/v5',
       },
       webhookAllowPrivate: false,
       webhookAllowHttp: false,

@@ -1265,7 +1265,7 @@ export interface components {
                 /** @description The destination (`dst_…`). */
                 destination_id: string;
                 /** @description The platform (a destination `type`). */
-                platform: "meta" | "ga4" | "tiktok";
+                platform: "meta" | "ga4" | "tiktok" | "pinterest";
                 /** Format: date-time */
                 forwarded_at: string;
                 /** @description What the platform returned that identifies the receipt, e.g. Meta's `fbtrace_id` and `events_received`. */
@@ -1420,7 +1420,7 @@ export interface components {
             destinations?: {
                 destination_id: string;
                 /** @description The platform (a destination `type`). */
-                platform: "meta" | "ga4" | "tiktok";
+                platform: "meta" | "ga4" | "tiktok" | "pinterest";
                 would_forward: boolean;
                 /** @description Why not, when `would_forward` is false. */
                 reason?: string;
@@ -1551,7 +1551,7 @@ export interface components {
                 id: string;
                 pixel_id: string;
                 /** @description The platform (a destination `type`). */
-                type: "meta" | "ga4" | "tiktok";
+                type: "meta" | "ga4" | "tiktok" | "pinterest";
                 name: string | null;
                 /** @description As sent, with secrets shown as `****` + their last 4 characters. */
                 config: {
@@ -1572,7 +1572,7 @@ export interface components {
         };
         CreateDestinationRequest: {
             /** @description The platform (a destination `type`). */
-            type: "meta" | "ga4" | "tiktok";
+            type: "meta" | "ga4" | "tiktok" | "pinterest";
             name?: string;
             /** @description The type's settings, secrets included (write-only); every type also takes `event_names`. */
             config: {
@@ -1627,13 +1627,28 @@ export interface components {
                 /** @description Forward only events whose `consent.ad_user_data` is `granted`; the others are `skipped`. */
                 require_consent?: boolean;
             };
+        } | {
+            /** @constant */
+            type: "pinterest";
+            /** PinterestConfig */
+            config: {
+                ad_account_id: string;
+                /** @description The conversion access token from Ads Manager (or an OAuth token with `ads:write`). */
+                access_token: string;
+                /** @description Overrides of the default event name mapping: `{"<our name>": "<platform name>"}`. */
+                event_names?: {
+                    [key: string]: string;
+                };
+                /** @description Forward only events whose `consent.ad_user_data` is `granted`; the others are `skipped`. */
+                require_consent?: boolean;
+            };
         });
         CreateDestinationResponse: {
             /** @description `dst_` + 16 base62. */
             id: string;
             pixel_id: string;
             /** @description The platform (a destination `type`). */
-            type: "meta" | "ga4" | "tiktok";
+            type: "meta" | "ga4" | "tiktok" | "pinterest";
             name: string | null;
             /** @description As sent, with secrets shown as `****` + their last 4 characters. */
             config: {
@@ -1792,11 +1807,13 @@ export interface components {
             custom_data?: {
                 [key: string]: unknown;
             };
-            /** @description Google Consent Mode v2's names: what the visitor agreed to. */
+            /** @description The visitor's consent, as the site's consent banner recorded it. */
             consent?: {
-                /** @description `denied`: no identifier is kept or forwarded with the event, and no cookie is set. */
+                /** @description Consent to send the user's data to ad platforms. `denied`: platforms with a consent signal (GA4) get the event with it and without any user identifier; the others skip it. */
                 ad_user_data?: "granted" | "denied";
+                /** @description Consent to ad personalisation: passed to the platforms that take it (GA4), ignored by the others. */
                 ad_personalization?: "granted" | "denied";
+                /** @description `true`: each platform's restricted-processing mode (Meta `data_processing_options: ["LDU"]`, TikTok `limited_data_use`; GA4 gets `ad_personalization: denied`); a platform without one skips the event. */
                 limited_data_use?: boolean;
             };
             /**

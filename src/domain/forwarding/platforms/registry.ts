@@ -6,6 +6,7 @@
 import { Type } from '@sinclair/typebox';
 import { ga4 } from './ga4/index.ts';
 import { meta } from './meta/index.ts';
+import { pinterest } from './pinterest/index.ts';
 import type { PlatformModule } from './platform.ts';
 import { tiktok } from './tiktok/index.ts';
 
@@ -13,6 +14,7 @@ export const PLATFORM_MODULES = {
   meta,
   ga4,
   tiktok,
+  pinterest,
 } as const satisfies Record<string, PlatformModule>;
 
 export type Platform = keyof typeof PLATFORM_MODULES;
