@@ -35,6 +35,7 @@ describe('loadConfig', () => {
         ga4: 'https://www.google-analytics.com',
         tiktok: 'https://business-api.tiktok.com/open_api/v1.3',
         pinterest: 'https://api.pinterest.com/v5',
+        snapchat: 'https://tr.snapchat.com/v3',
       },
       webhookAllowPrivate: false,
       webhookAllowHttp: false,

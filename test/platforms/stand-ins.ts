@@ -6,6 +6,7 @@ import { PLATFORMS, type Platform } from '../../src/domain/forwarding/platforms/
 import { startGa4Server } from './ga4-server.ts';
 import { startMetaServer } from './meta-server.ts';
 import { startPinterestServer } from './pinterest-server.ts';
+import { startSnapchatServer } from './snapchat-server.ts';
 import { startTiktokServer } from './tiktok-server.ts';
 
 export interface StandIn {
@@ -91,6 +92,19 @@ export const STAND_INS: Record<Platform, () => Promise<StandIn>> = {
       events: server.events as unknown[],
       duplicates: () => server.duplicates,
       config: { ad_account_id: server.adAccountId, access_token: server.accessToken },
+      userData: () => ({}),
+      personOf: byEventId,
+      keepsEventId: true,
+      close: () => server.close(),
+    };
+  },
+  snapchat: async () => {
+    const server = await startSnapchatServer();
+    return {
+      baseUrl: server.url,
+      events: server.events as unknown[],
+      duplicates: () => server.duplicates,
+      config: { pixel_id: server.pixelId, access_token: server.accessToken },
       userData: () => ({}),
       personOf: byEventId,
       keepsEventId: true,

@@ -8,6 +8,7 @@ import { ga4 } from './ga4/index.ts';
 import { meta } from './meta/index.ts';
 import { pinterest } from './pinterest/index.ts';
 import type { PlatformModule } from './platform.ts';
+import { snapchat } from './snapchat/index.ts';
 import { tiktok } from './tiktok/index.ts';
 
 export const PLATFORM_MODULES = {
@@ -15,6 +16,7 @@ export const PLATFORM_MODULES = {
   ga4,
   tiktok,
   pinterest,
+  snapchat,
 } as const satisfies Record<string, PlatformModule>;
 
 export type Platform = keyof typeof PLATFORM_MODULES;
