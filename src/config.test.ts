@@ -36,6 +36,7 @@ describe('loadConfig', () => {
         tiktok: 'https://business-api.tiktok.com/open_api/v1.3',
         pinterest: 'https://api.pinterest.com/v5',
         snapchat: 'https://tr.snapchat.com/v3',
+        reddit: 'https://ads-api.reddit.com/api/v3',
       },
       webhookAllowPrivate: false,
       webhookAllowHttp: false,

@@ -6,6 +6,7 @@ import { PLATFORMS, type Platform } from '../../src/domain/forwarding/platforms/
 import { startGa4Server } from './ga4-server.ts';
 import { startMetaServer } from './meta-server.ts';
 import { startPinterestServer } from './pinterest-server.ts';
+import { startRedditServer } from './reddit-server.ts';
 import { startSnapchatServer } from './snapchat-server.ts';
 import { startTiktokServer } from './tiktok-server.ts';
 
@@ -107,6 +108,21 @@ export const STAND_INS: Record<Platform, () => Promise<StandIn>> = {
       config: { pixel_id: server.pixelId, access_token: server.accessToken },
       userData: () => ({}),
       personOf: byEventId,
+      keepsEventId: true,
+      close: () => server.close(),
+    };
+  },
+  reddit: async () => {
+    const server = await startRedditServer();
+    return {
+      baseUrl: server.url,
+      events: server.events as unknown[],
+      duplicates: () => server.duplicates,
+      config: { pixel_id: server.pixelId, access_token: server.accessToken },
+      userData: () => ({}),
+      // Reddit keeps our event id as the conversion id.
+      personOf: (e) =>
+        String((e as { metadata: { conversion_id: string } }).metadata.conversion_id),
       keepsEventId: true,
       close: () => server.close(),
     };
