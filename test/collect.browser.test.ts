@@ -22,6 +22,7 @@ import { CHROMIUM, type LaunchedBrowser, launchChromium } from './browser.ts';
 import { type Harness, startHarness, type TestAccount, testStores } from './harness.ts';
 import { testLogger } from './log-capture.ts';
 import { type MetaServer, startMetaServer } from './platforms/meta-server.ts';
+import { baseUrlsFor } from './platforms/stand-ins.ts';
 
 const missing =
   !existsSync(CHROMIUM) && `chromium not found at ${CHROMIUM} (set TRACKWAY_CHROMIUM)`;
@@ -90,7 +91,7 @@ for (const kind of await testStores()) {
     before(async () => {
       meta = await startMetaServer();
       h = await startHarness(kind, {
-        platformUrls: { meta: meta.url, ga4: meta.origin, tiktok: meta.origin },
+        platformUrls: baseUrlsFor({ meta: meta.url }, meta.origin),
       });
       await h.app.listen({ port: 0, host: '127.0.0.1' });
       const servicePort = (h.app.server.address() as AddressInfo).port;
@@ -120,7 +121,7 @@ for (const kind of await testStores()) {
         sender,
         logger: testLogger(),
         schedule: [0.05],
-        baseUrls: { meta: meta.url, ga4: meta.origin, tiktok: meta.origin },
+        baseUrls: baseUrlsFor({ meta: meta.url }, meta.origin),
         pollMs: 50,
       });
       worker.start();

@@ -15,6 +15,7 @@ import { createPlatformGateway } from '../src/delivery/platform-sender.ts';
 import { createAccount } from '../src/domain/accounts/accounts.ts';
 import type { PlanName } from '../src/domain/accounts/plans.ts';
 import { CommitSignal } from '../src/domain/commits.ts';
+import type { Platform } from '../src/domain/forwarding/platforms/registry.ts';
 import { newId, newPublishableKey } from '../src/domain/ids.ts';
 import type { Account, Pixel, TrackedEvent, WebhookEndpoint } from '../src/domain/model.ts';
 import type { Clock, RateLimiter, Store, Timers } from '../src/domain/ports.ts';
@@ -209,7 +210,7 @@ export interface HarnessOptions {
   /** The process's metrics, to share with a worker the test runs (a fresh set otherwise). */
   metrics?: Metrics;
   /** Where destination test sends go (a local platform server), by platform. */
-  platformUrls?: { meta: string; ga4: string; tiktok: string };
+  platformUrls?: Record<Platform, string>;
   /** The app's logger, for a test that reads what is logged (defaults to the capture). */
   logger?: Logger;
   /** Live-tail slots (e.g. Redis-backed, shared by two apps); per app when left out. */

@@ -9,9 +9,9 @@ import { type Harness, startHarness, type TestAccount, testStores } from '../../
 import { testLogger } from '../../test/log-capture.ts';
 import { type Ga4Server, startGa4Server } from '../../test/platforms/ga4-server.ts';
 import { type MetaServer, startMetaServer } from '../../test/platforms/meta-server.ts';
+import { baseUrlsFor } from '../../test/platforms/stand-ins.ts';
 import { startTiktokServer, type TiktokServer } from '../../test/platforms/tiktok-server.ts';
 import { sha256Hex } from '../domain/events/user-data.ts';
-import type { Platform } from '../domain/forwarding/platforms/registry.ts';
 import { systemClock } from '../domain/ports.ts';
 import { ForwardingWorker } from './forwarding-worker.ts';
 import { createPlatformSender, type PlatformSender } from './platform-sender.ts';
@@ -40,7 +40,10 @@ for (const kind of await testStores()) {
       meta = await startMetaServer();
       ga4 = await startGa4Server();
       tiktok = await startTiktokServer();
-      const platformUrls = { meta: meta.url, ga4: ga4.origin, tiktok: tiktok.url };
+      const platformUrls = baseUrlsFor(
+        { meta: meta.url, ga4: ga4.origin, tiktok: tiktok.url },
+        meta.origin,
+      );
       h = await startHarness(kind, { platformUrls });
       acme = await h.account('enterprise');
       sender = createPlatformSender({ timeoutMs: 2_000 });
@@ -65,7 +68,7 @@ for (const kind of await testStores()) {
       await h.close();
     });
 
-    const configOf = (type: Platform): Record<string, unknown> =>
+    const configOf = (type: 'meta' | 'ga4' | 'tiktok'): Record<string, unknown> =>
       ({
         meta: { pixel_id: meta.pixelId, access_token: meta.accessToken },
         ga4: { measurement_id: ga4.measurementId, api_secret: ga4.apiSecret },
@@ -74,7 +77,7 @@ for (const kind of await testStores()) {
 
     const destination = async (
       pixel: string,
-      type: Platform,
+      type: 'meta' | 'ga4' | 'tiktok',
       extra: Record<string, unknown> = {},
     ) => {
       const res = await h.request(acme, {

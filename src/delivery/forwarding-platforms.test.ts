@@ -13,6 +13,7 @@ import { type Harness, startHarness, type TestAccount, testStores } from '../../
 import { testLogger } from '../../test/log-capture.ts';
 import { type Ga4Server, startGa4Server } from '../../test/platforms/ga4-server.ts';
 import { type MetaServer, startMetaServer } from '../../test/platforms/meta-server.ts';
+import { baseUrlsFor } from '../../test/platforms/stand-ins.ts';
 import { startTiktokServer, type TiktokServer } from '../../test/platforms/tiktok-server.ts';
 import { systemClock } from '../domain/ports.ts';
 import { createMetrics } from '../http/metrics.ts';
@@ -43,7 +44,10 @@ for (const kind of await testStores()) {
       tiktok = await startTiktokServer();
       // The test send (POST …/test) goes through the app's own gateway: to these servers too.
       h = await startHarness(kind, {
-        platformUrls: { meta: meta.url, ga4: ga4.origin, tiktok: tiktok.url },
+        platformUrls: baseUrlsFor(
+          { meta: meta.url, ga4: ga4.origin, tiktok: tiktok.url },
+          meta.origin,
+        ),
       });
       acme = await h.account('enterprise');
       sender = createPlatformSender({ timeoutMs: 2_000 });
@@ -70,7 +74,7 @@ for (const kind of await testStores()) {
         sender: platformSender,
         logger: testLogger(),
         schedule,
-        baseUrls: { meta: meta.url, ga4: ga4.origin, tiktok: tiktok.url },
+        baseUrls: baseUrlsFor({ meta: meta.url, ga4: ga4.origin, tiktok: tiktok.url }, meta.origin),
         pollMs: 50,
         metrics: createMetrics(),
       });

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { type Harness, startHarness, type TestAccount, testStores } from '../../test/harness.ts';
 import { testLogger } from '../../test/log-capture.ts';
 import { type MetaServer, startMetaServer } from '../../test/platforms/meta-server.ts';
+import { baseUrlsFor } from '../../test/platforms/stand-ins.ts';
 import { systemClock } from '../domain/ports.ts';
 import { createMetrics } from '../http/metrics.ts';
 import { ForwardingWorker } from './forwarding-worker.ts';
@@ -50,7 +51,7 @@ for (const kind of await testStores()) {
         sender,
         logger: testLogger(),
         schedule: options.schedule ?? [0.05, 0.05, 0.05, 0.05, 0.05],
-        baseUrls: { meta: meta.url, ga4: meta.origin, tiktok: meta.origin },
+        baseUrls: baseUrlsFor({ meta: meta.url }, meta.origin),
         pollMs: 50,
         metrics,
       });

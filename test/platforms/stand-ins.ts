@@ -2,9 +2,12 @@
  * Each platform's stand-in server, by destination type: what the benchmarks (and any suite that
  * runs over every platform) start to forward to. Adding a platform adds its stand-in here.
  */
-import type { Platform } from '../../src/domain/forwarding/platforms/registry.ts';
+import { PLATFORMS, type Platform } from '../../src/domain/forwarding/platforms/registry.ts';
 import { startGa4Server } from './ga4-server.ts';
 import { startMetaServer } from './meta-server.ts';
+import { startPinterestServer } from './pinterest-server.ts';
+import { startRedditServer } from './reddit-server.ts';
+import { startSnapchatServer } from './snapchat-server.ts';
 import { startTiktokServer } from './tiktok-server.ts';
 
 export interface StandIn {
@@ -23,6 +26,20 @@ export interface StandIn {
   /** Whether the platform keeps our event id (else events are told apart by the person). */
   keepsEventId: boolean;
   close(): Promise<void>;
+}
+
+/**
+ * Base URLs for every platform: the given ones, and `rest` (a local server that refuses them)
+ * for the platforms a test does not forward to, so adding a platform changes no test.
+ */
+export function baseUrlsFor(
+  given: Partial<Record<Platform, string>>,
+  rest: string,
+): Record<Platform, string> {
+  return Object.fromEntries(PLATFORMS.map((type) => [type, given[type] ?? rest])) as Record<
+    Platform,
+    string
+  >;
 }
 
 const byEventId = (e: unknown) => String((e as { event_id: string }).event_id);
@@ -65,6 +82,47 @@ export const STAND_INS: Record<Platform, () => Promise<StandIn>> = {
       config: { pixel_code: server.pixelCode, access_token: server.accessToken },
       userData: () => ({}),
       personOf: byEventId,
+      keepsEventId: true,
+      close: () => server.close(),
+    };
+  },
+  pinterest: async () => {
+    const server = await startPinterestServer();
+    return {
+      baseUrl: server.url,
+      events: server.events as unknown[],
+      duplicates: () => server.duplicates,
+      config: { ad_account_id: server.adAccountId, access_token: server.accessToken },
+      userData: () => ({}),
+      personOf: byEventId,
+      keepsEventId: true,
+      close: () => server.close(),
+    };
+  },
+  snapchat: async () => {
+    const server = await startSnapchatServer();
+    return {
+      baseUrl: server.url,
+      events: server.events as unknown[],
+      duplicates: () => server.duplicates,
+      config: { pixel_id: server.pixelId, access_token: server.accessToken },
+      userData: () => ({}),
+      personOf: byEventId,
+      keepsEventId: true,
+      close: () => server.close(),
+    };
+  },
+  reddit: async () => {
+    const server = await startRedditServer();
+    return {
+      baseUrl: server.url,
+      events: server.events as unknown[],
+      duplicates: () => server.duplicates,
+      config: { pixel_id: server.pixelId, access_token: server.accessToken },
+      userData: () => ({}),
+      // Reddit keeps our event id as the conversion id.
+      personOf: (e) =>
+        String((e as { metadata: { conversion_id: string } }).metadata.conversion_id),
       keepsEventId: true,
       close: () => server.close(),
     };

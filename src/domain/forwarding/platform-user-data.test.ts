@@ -224,6 +224,16 @@ function referencePlatformUserData(raw: UserData): {
   };
 }
 
+/** The reference is the first three platforms' code: later platforms are tested in their folders. */
+function firstThree(data: ReturnType<typeof platformUserData>) {
+  const pick = (byPlatform: Readonly<Record<string, unknown>> | null | undefined) =>
+    byPlatform &&
+    Object.fromEntries(
+      Object.entries(byPlatform).filter(([type]) => ['meta', 'ga4', 'tiktok'].includes(type)),
+    );
+  return { ...data, hashes: pick(data.hashes), location: pick(data.location) };
+}
+
 function outcome(run: () => unknown): unknown {
   try {
     return { value: JSON.stringify(run()) };
@@ -276,7 +286,7 @@ describe('per-platform user_data, each value normalised and hashed once (issue 2
     fc.assert(
       fc.property(userData, (raw) => {
         assert.deepEqual(
-          outcome(() => platformUserData(raw)),
+          outcome(() => firstThree(platformUserData(raw))),
           outcome(() => referencePlatformUserData(raw)),
         );
       }),

@@ -15,6 +15,7 @@ import {
 } from '../../../test/harness.ts';
 import { testLogger } from '../../../test/log-capture.ts';
 import { type MetaServer, startMetaServer } from '../../../test/platforms/meta-server.ts';
+import { baseUrlsFor } from '../../../test/platforms/stand-ins.ts';
 import { ForwardingWorker } from '../../delivery/forwarding-worker.ts';
 import { createPlatformSender } from '../../delivery/platform-sender.ts';
 import { systemClock } from '../../domain/ports.ts';
@@ -34,7 +35,7 @@ for (const kind of await testStores()) {
     before(async () => {
       meta = await startMetaServer();
       h = await startHarness(kind, {
-        platformUrls: { meta: meta.url, ga4: meta.origin, tiktok: meta.origin },
+        platformUrls: baseUrlsFor({ meta: meta.url }, meta.origin),
       });
       acme = await h.account('pro');
       other = await h.account('pro');
@@ -469,7 +470,7 @@ for (const kind of await testStores()) {
         sender,
         logger: testLogger(),
         schedule: [0.05],
-        baseUrls: { meta: meta.url, ga4: meta.origin, tiktok: meta.origin },
+        baseUrls: baseUrlsFor({ meta: meta.url }, meta.origin),
         pollMs: 50,
       });
       worker.start();

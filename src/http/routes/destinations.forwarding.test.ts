@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { type Harness, startHarness, type TestAccount, testStores } from '../../../test/harness.ts';
 import { testLogger } from '../../../test/log-capture.ts';
 import { type MetaServer, startMetaServer } from '../../../test/platforms/meta-server.ts';
+import { baseUrlsFor } from '../../../test/platforms/stand-ins.ts';
 import { ForwardingWorker } from '../../delivery/forwarding-worker.ts';
 import { createPlatformSender, type PlatformSender } from '../../delivery/platform-sender.ts';
 import { systemClock } from '../../domain/ports.ts';
@@ -29,7 +30,7 @@ for (const kind of await testStores()) {
     before(async () => {
       meta = await startMetaServer();
       h = await startHarness(kind, {
-        platformUrls: { meta: meta.url, ga4: meta.origin, tiktok: meta.origin },
+        platformUrls: baseUrlsFor({ meta: meta.url }, meta.origin),
       });
       acme = await h.account('pro');
       other = await h.account('pro');
@@ -50,7 +51,7 @@ for (const kind of await testStores()) {
         sender,
         logger: testLogger(),
         schedule: [0.05],
-        baseUrls: { meta: meta.url, ga4: meta.origin, tiktok: meta.origin },
+        baseUrls: baseUrlsFor({ meta: meta.url }, meta.origin),
         pollMs: 50,
       });
       workers.push(worker);

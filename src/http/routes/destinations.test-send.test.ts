@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { type Harness, startHarness, type TestAccount, testStores } from '../../../test/harness.ts';
 import { type Ga4Server, startGa4Server } from '../../../test/platforms/ga4-server.ts';
 import { type MetaServer, startMetaServer } from '../../../test/platforms/meta-server.ts';
+import { baseUrlsFor } from '../../../test/platforms/stand-ins.ts';
 import { startTiktokServer, type TiktokServer } from '../../../test/platforms/tiktok-server.ts';
 import { sha256Hex } from '../../domain/events/user-data.ts';
 
@@ -35,7 +36,10 @@ for (const kind of await testStores()) {
       ga4 = await startGa4Server();
       tiktok = await startTiktokServer();
       h = await startHarness(kind, {
-        platformUrls: { meta: meta.url, ga4: ga4.origin, tiktok: tiktok.url },
+        platformUrls: baseUrlsFor(
+          { meta: meta.url, ga4: ga4.origin, tiktok: tiktok.url },
+          meta.origin,
+        ),
       });
       acme = await h.account('pro');
       pixel = await h.pixel(acme);

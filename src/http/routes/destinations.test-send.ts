@@ -5,6 +5,11 @@ import {
   TestResultSchema,
 } from '../../domain/forwarding/destination-schemas.ts';
 import { testDestination } from '../../domain/forwarding/event-forwarding.ts';
+import {
+  PLATFORM_MODULES,
+  PLATFORMS,
+  type Platform,
+} from '../../domain/forwarding/platforms/registry.ts';
 import type { PlatformGateway } from '../../domain/ports.ts';
 import type { App, AppDeps } from '../deps.ts';
 import { contextOf, errorResponses } from '../route-kit.ts';
@@ -12,11 +17,11 @@ import { contextOf, errorResponses } from '../route-kit.ts';
 /** The platforms' own URLs, for an app built without a gateway (made on first use). */
 let fallback: PlatformGateway | undefined;
 const defaultGateway = () =>
-  (fallback ??= createPlatformGateway({
-    meta: 'https://graph.facebook.com/v24.0',
-    ga4: 'https://www.google-analytics.com',
-    tiktok: 'https://business-api.tiktok.com/open_api/v1.3',
-  }));
+  (fallback ??= createPlatformGateway(
+    Object.fromEntries(
+      PLATFORMS.map((type) => [type, PLATFORM_MODULES[type].baseUrl.default]),
+    ) as Record<Platform, string>,
+  ));
 
 /** The gateway a test send uses: the app's own, else the platforms' URLs (the dashboard too). */
 export const platformGatewayOf = (deps: AppDeps): PlatformGateway =>

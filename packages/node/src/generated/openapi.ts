@@ -1265,7 +1265,7 @@ export interface components {
                 /** @description The destination (`dst_…`). */
                 destination_id: string;
                 /** @description The platform (a destination `type`). */
-                platform: "meta" | "ga4" | "tiktok";
+                platform: "meta" | "ga4" | "tiktok" | "pinterest" | "snapchat" | "reddit";
                 /** Format: date-time */
                 forwarded_at: string;
                 /** @description What the platform returned that identifies the receipt, e.g. Meta's `fbtrace_id` and `events_received`. */
@@ -1420,7 +1420,7 @@ export interface components {
             destinations?: {
                 destination_id: string;
                 /** @description The platform (a destination `type`). */
-                platform: "meta" | "ga4" | "tiktok";
+                platform: "meta" | "ga4" | "tiktok" | "pinterest" | "snapchat" | "reddit";
                 would_forward: boolean;
                 /** @description Why not, when `would_forward` is false. */
                 reason?: string;
@@ -1551,7 +1551,7 @@ export interface components {
                 id: string;
                 pixel_id: string;
                 /** @description The platform (a destination `type`). */
-                type: "meta" | "ga4" | "tiktok";
+                type: "meta" | "ga4" | "tiktok" | "pinterest" | "snapchat" | "reddit";
                 name: string | null;
                 /** @description As sent, with secrets shown as `****` + their last 4 characters. */
                 config: {
@@ -1572,7 +1572,7 @@ export interface components {
         };
         CreateDestinationRequest: {
             /** @description The platform (a destination `type`). */
-            type: "meta" | "ga4" | "tiktok";
+            type: "meta" | "ga4" | "tiktok" | "pinterest" | "snapchat" | "reddit";
             name?: string;
             /** @description The type's settings, secrets included (write-only); every type also takes `event_names`. */
             config: {
@@ -1627,13 +1627,58 @@ export interface components {
                 /** @description Forward only events whose `consent.ad_user_data` is `granted`; the others are `skipped`. */
                 require_consent?: boolean;
             };
+        } | {
+            /** @constant */
+            type: "pinterest";
+            /** PinterestConfig */
+            config: {
+                ad_account_id: string;
+                /** @description The conversion access token from Ads Manager (or an OAuth token with `ads:write`). */
+                access_token: string;
+                /** @description Overrides of the default event name mapping: `{"<our name>": "<platform name>"}`. */
+                event_names?: {
+                    [key: string]: string;
+                };
+                /** @description Forward only events whose `consent.ad_user_data` is `granted`; the others are `skipped`. */
+                require_consent?: boolean;
+            };
+        } | {
+            /** @constant */
+            type: "snapchat";
+            /** SnapchatConfig */
+            config: {
+                pixel_id: string;
+                /** @description The Conversions API token generated in Snapchat Ads Manager. */
+                access_token: string;
+                /** @description Overrides of the default event name mapping: `{"<our name>": "<platform name>"}`. */
+                event_names?: {
+                    [key: string]: string;
+                };
+                /** @description Forward only events whose `consent.ad_user_data` is `granted`; the others are `skipped`. */
+                require_consent?: boolean;
+            };
+        } | {
+            /** @constant */
+            type: "reddit";
+            /** RedditConfig */
+            config: {
+                pixel_id: string;
+                /** @description The conversion access token generated in Reddit Ads Manager. */
+                access_token: string;
+                /** @description Overrides of the default event name mapping: `{"<our name>": "<platform name>"}`. */
+                event_names?: {
+                    [key: string]: string;
+                };
+                /** @description Forward only events whose `consent.ad_user_data` is `granted`; the others are `skipped`. */
+                require_consent?: boolean;
+            };
         });
         CreateDestinationResponse: {
             /** @description `dst_` + 16 base62. */
             id: string;
             pixel_id: string;
             /** @description The platform (a destination `type`). */
-            type: "meta" | "ga4" | "tiktok";
+            type: "meta" | "ga4" | "tiktok" | "pinterest" | "snapchat" | "reddit";
             name: string | null;
             /** @description As sent, with secrets shown as `****` + their last 4 characters. */
             config: {

@@ -6,13 +6,19 @@
 import { Type } from '@sinclair/typebox';
 import { ga4 } from './ga4/index.ts';
 import { meta } from './meta/index.ts';
+import { pinterest } from './pinterest/index.ts';
 import type { PlatformModule } from './platform.ts';
+import { reddit } from './reddit/index.ts';
+import { snapchat } from './snapchat/index.ts';
 import { tiktok } from './tiktok/index.ts';
 
 export const PLATFORM_MODULES = {
   meta,
   ga4,
   tiktok,
+  pinterest,
+  snapchat,
+  reddit,
 } as const satisfies Record<string, PlatformModule>;
 
 export type Platform = keyof typeof PLATFORM_MODULES;
