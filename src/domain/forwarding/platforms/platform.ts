@@ -292,3 +292,35 @@ export function platformHash(
   const text = normalise(contact.normalised[field]!, value);
   return text === '' ? undefined : contact.sha256(text);
 }
+
+/**
+ * The record's contact hashes under the short keys Meta made common (`em`, `ph`, `fn`, `ln`,
+ * `ct`, `st`, `zp`, `country`, `external_id`), for the platforms whose normal forms are
+ * Trackway's own and whose keys are these (Pinterest, Snapchat).
+ */
+export interface ShortKeyHashes {
+  em?: string;
+  ph?: string;
+  fn?: string;
+  ln?: string;
+  ct?: string;
+  st?: string;
+  zp?: string;
+  country?: string;
+  external_id?: string;
+}
+
+export function shortKeyHashes(contact: HashedContact): ShortKeyHashes {
+  const { hashes } = contact;
+  const out: ShortKeyHashes = {};
+  put(out, 'em', hashes.email);
+  put(out, 'ph', hashes.phone);
+  put(out, 'fn', hashes.first_name);
+  put(out, 'ln', hashes.last_name);
+  put(out, 'ct', hashes.city);
+  put(out, 'st', hashes.state);
+  put(out, 'zp', hashes.zip);
+  put(out, 'country', hashes.country);
+  put(out, 'external_id', hashes.external_id);
+  return out;
+}
