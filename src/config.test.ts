@@ -35,6 +35,7 @@ describe('loadConfig', () => {
         ga4: 'https://www.google-analytics.com',
         tiktok: 'https://business-api.tiktok.com/open_api/v1.3',
         pinterest: 'https://api.pinterest.com/v5',
+        microsoft_ads: 'https://capi.uet.microsoft.com/v1',
         snapchat: 'https://tr.snapchat.com/v3',
         reddit: 'https://ads-api.reddit.com/api/v3',
       },

@@ -2,7 +2,8 @@
  * Every platform of the registry end to end, on both stores: events tracked through the app
  * are forwarded by the worker to the platform's stand-in (test/platforms/stand-ins.ts), which
  * keeps them only if the payload honours what the platform documents; the record shows them
- * `forwarded`, and the destination's test send (the platform's test mode) is accepted. A
+ * `forwarded`, and the destination's test send (the platform's test mode) is accepted, or, for a
+ * platform without one, built and checked and not sent. A
  * platform added to the registry runs here as soon as its stand-in is listed.
  */
 import assert from 'node:assert/strict';
@@ -10,7 +11,11 @@ import { after, before, describe, it } from 'node:test';
 import { type Harness, startHarness, type TestAccount, testStores } from '../../test/harness.ts';
 import { testLogger } from '../../test/log-capture.ts';
 import { STAND_INS, type StandIn } from '../../test/platforms/stand-ins.ts';
-import { PLATFORMS, type Platform } from '../domain/forwarding/platforms/registry.ts';
+import {
+  PLATFORMS,
+  type Platform,
+  platformModule,
+} from '../domain/forwarding/platforms/registry.ts';
 import { systemClock } from '../domain/ports.ts';
 import { ForwardingWorker } from './forwarding-worker.ts';
 import { createPlatformSender, type PlatformSender } from './platform-sender.ts';
@@ -104,6 +109,8 @@ for (const kind of await testStores()) {
           const kept = new Set(standIn.events.map(standIn.personOf));
           for (const e of events) assert.ok(kept.has(e.event_id), `${e.event_id} kept`);
         }
+        const keptBefore = standIn.events.length;
+        const duplicatesBefore = standIn.duplicates();
         const test = await h.request(acme, {
           method: 'POST',
           url: `/v1/pixels/${pixel}/destinations/${created.json().id}/test`,
@@ -111,6 +118,17 @@ for (const kind of await testStores()) {
         });
         assert.equal(test.statusCode, 200, test.body);
         assert.equal(test.json().ok, true, test.body);
+        if (platformModule(type).testMode === 'none') {
+          // No test mode: built and checked, never sent (a live conversion is not a test).
+          assert.equal(test.json().status_code, null, test.body);
+          assert.equal(test.json().platform_response, null, test.body);
+          assert.equal(typeof test.json().payload, 'object', test.body);
+          assert.notEqual(test.json().payload, null, test.body);
+          assert.equal(standIn.events.length, keptBefore);
+          assert.equal(standIn.duplicates(), duplicatesBefore);
+        } else {
+          assert.equal(typeof test.json().status_code, 'number', test.body);
+        }
       });
     }
   });

@@ -5,6 +5,7 @@
 import { PLATFORMS, type Platform } from '../../src/domain/forwarding/platforms/registry.ts';
 import { startGa4Server } from './ga4-server.ts';
 import { startMetaServer } from './meta-server.ts';
+import { startMicrosoftAdsServer } from './microsoft-ads-server.ts';
 import { startPinterestServer } from './pinterest-server.ts';
 import { startRedditServer } from './reddit-server.ts';
 import { startSnapchatServer } from './snapchat-server.ts';
@@ -123,6 +124,19 @@ export const STAND_INS: Record<Platform, () => Promise<StandIn>> = {
       // Reddit keeps our event id as the conversion id.
       personOf: (e) =>
         String((e as { metadata: { conversion_id: string } }).metadata.conversion_id),
+      keepsEventId: true,
+      close: () => server.close(),
+    };
+  },
+  microsoft_ads: async () => {
+    const server = await startMicrosoftAdsServer();
+    return {
+      baseUrl: server.url,
+      events: server.events as unknown[],
+      duplicates: () => server.duplicates,
+      config: { tag_id: server.tagId, access_token: server.accessToken },
+      userData: () => ({}),
+      personOf: (e) => String((e as { eventId: string }).eventId),
       keepsEventId: true,
       close: () => server.close(),
     };

@@ -6,6 +6,7 @@
 import { Type } from '@sinclair/typebox';
 import { ga4 } from './ga4/index.ts';
 import { meta } from './meta/index.ts';
+import { microsoftAds } from './microsoft_ads/index.ts';
 import { pinterest } from './pinterest/index.ts';
 import type { PlatformModule } from './platform.ts';
 import { reddit } from './reddit/index.ts';
@@ -19,6 +20,7 @@ export const PLATFORM_MODULES = {
   pinterest,
   snapchat,
   reddit,
+  microsoft_ads: microsoftAds,
 } as const satisfies Record<string, PlatformModule>;
 
 export type Platform = keyof typeof PLATFORM_MODULES;
