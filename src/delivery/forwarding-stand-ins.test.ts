@@ -105,10 +105,16 @@ for (const kind of await testStores()) {
           return events.map((e) => map.get(e.event_id)?.find((f) => f.platform === type));
         };
         await waitUntil(async () => (await statuses()).every((s) => s?.status === 'forwarded'));
-        if (standIn.keepsEventId) {
-          const kept = new Set(standIn.events.map(standIn.personOf));
-          for (const e of events) assert.ok(kept.has(e.event_id), `${e.event_id} kept`);
-        }
+        // Each event reached the platform with the click ids and cookies it was tracked with,
+        // in the platform's own fields (contract §18).
+        events.forEach((e, i) => {
+          const person = `${4000 + i}`;
+          const kept = standIn.events.find(
+            (k) => standIn.personOf(k) === (standIn.keepsEventId ? e.event_id : person),
+          );
+          assert.ok(kept, `${e.event_id} kept`);
+          assert.deepEqual(standIn.keysOf(kept), standIn.expectedKeys(person), e.event_id);
+        });
         const keptBefore = standIn.events.length;
         const duplicatesBefore = standIn.duplicates();
         const test = await h.request(acme, {

@@ -121,6 +121,9 @@ function eventError(event: Record<string, unknown>, nowS: number): Problem | und
       return bad(`userData.${key}`, 'must be a non-empty string');
     if ((key === 'em' || key === 'ph') && !isSha256Hex(value))
       return bad(`userData.${key}`, 'must be a SHA-256 hash (64 lowercase hex)');
+    // The click id and the _uetvid cookie as UET set them, unhashed.
+    if ((key === 'msclkid' || key === 'anonymousId') && isSha256Hex(value))
+      return bad(`userData.${key}`, 'must be the value UET set, not hashed');
   }
   const custom = event['customData'];
   if (custom !== undefined) {

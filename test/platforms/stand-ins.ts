@@ -2,6 +2,7 @@
  * Each platform's stand-in server, by destination type: what the benchmarks (and any suite that
  * runs over every platform) start to forward to. Adding a platform adds its stand-in here.
  */
+import { createHash } from 'node:crypto';
 import { PLATFORMS, type Platform } from '../../src/domain/forwarding/platforms/registry.ts';
 import { startGa4Server } from './ga4-server.ts';
 import { startMetaServer } from './meta-server.ts';
@@ -20,8 +21,15 @@ export interface StandIn {
   duplicates(): number;
   /** The config of a destination that reaches it. */
   config: Record<string, string>;
-  /** What a website event needs in `user_data` for this platform, beyond email, IP and UA. */
+  /**
+   * What a website event carries in `user_data` for this platform, beyond email, IP and UA:
+   * what it needs (GA4's client id) and its click ids and cookies (contract §18).
+   */
   userData(person: string): Record<string, string>;
+  /** The fields of an accepted event that `userData(person)`'s keys became at the platform… */
+  keysOf(event: unknown): Record<string, unknown>;
+  /** …and what they must be. */
+  expectedKeys(person: string): Record<string, unknown>;
   /** The bench's name of a person, read back from an accepted event. */
   personOf(event: unknown): string;
   /** Whether the platform keeps our event id (else events are told apart by the person). */
@@ -44,6 +52,21 @@ export function baseUrlsFor(
 }
 
 const byEventId = (e: unknown) => String((e as { event_id: string }).event_id);
+const noKeys = () => ({});
+/** A field of a platform's user object, when present. */
+const fieldsOf = (user: unknown, map: Record<string, string>) => {
+  const out: Record<string, unknown> = {};
+  for (const [ours, theirs] of Object.entries(map)) {
+    const value = (user as Record<string, unknown> | undefined)?.[theirs];
+    if (value !== undefined) out[ours] = value;
+  }
+  return out;
+};
+/** A UUID made from a person's name, for the cookies that hold one (`_rdt_uuid`). */
+const uuidOf = (person: string) => {
+  const hex = createHash('sha256').update(person).digest('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+};
 
 export const STAND_INS: Record<Platform, () => Promise<StandIn>> = {
   meta: async () => {
@@ -54,6 +77,8 @@ export const STAND_INS: Record<Platform, () => Promise<StandIn>> = {
       duplicates: () => server.duplicates,
       config: { pixel_id: server.pixelId, access_token: server.accessToken },
       userData: () => ({}),
+      keysOf: noKeys,
+      expectedKeys: noKeys,
       personOf: byEventId,
       keepsEventId: true,
       close: () => server.close(),
@@ -68,6 +93,8 @@ export const STAND_INS: Record<Platform, () => Promise<StandIn>> = {
       config: { measurement_id: server.measurementId, api_secret: server.apiSecret },
       // GA4 takes no event without the visitor's client id.
       userData: (person) => ({ ga_client_id: `${person}.1700000000` }),
+      keysOf: (e) => ({ ga_client_id: (e as { client_id: string }).client_id }),
+      expectedKeys: (person) => ({ ga_client_id: `${person}.1700000000` }),
       // GA4 keeps no event id: the bench's client id is `<person>.1700000000`.
       personOf: (e) => String((e as { client_id: string }).client_id).split('.')[0]!,
       keepsEventId: false,
@@ -82,6 +109,8 @@ export const STAND_INS: Record<Platform, () => Promise<StandIn>> = {
       duplicates: () => server.duplicates,
       config: { pixel_code: server.pixelCode, access_token: server.accessToken },
       userData: () => ({}),
+      keysOf: noKeys,
+      expectedKeys: noKeys,
       personOf: byEventId,
       keepsEventId: true,
       close: () => server.close(),
@@ -94,7 +123,9 @@ export const STAND_INS: Record<Platform, () => Promise<StandIn>> = {
       events: server.events as unknown[],
       duplicates: () => server.duplicates,
       config: { ad_account_id: server.adAccountId, access_token: server.accessToken },
-      userData: () => ({}),
+      userData: (person) => ({ epik: `dj0yJnU9${person}` }),
+      keysOf: (e) => fieldsOf((e as { user_data: unknown }).user_data, { epik: 'click_id' }),
+      expectedKeys: (person) => ({ epik: `dj0yJnU9${person}` }),
       personOf: byEventId,
       keepsEventId: true,
       close: () => server.close(),
@@ -107,7 +138,13 @@ export const STAND_INS: Record<Platform, () => Promise<StandIn>> = {
       events: server.events as unknown[],
       duplicates: () => server.duplicates,
       config: { pixel_id: server.pixelId, access_token: server.accessToken },
-      userData: () => ({}),
+      userData: (person) => ({ ScCid: `sccid-${person}`, _scid: uuidOf(person) }),
+      keysOf: (e) =>
+        fieldsOf((e as { user_data: unknown }).user_data, {
+          ScCid: 'sc_click_id',
+          _scid: 'sc_cookie1',
+        }),
+      expectedKeys: (person) => ({ ScCid: `sccid-${person}`, _scid: uuidOf(person) }),
       personOf: byEventId,
       keepsEventId: true,
       close: () => server.close(),
@@ -120,7 +157,16 @@ export const STAND_INS: Record<Platform, () => Promise<StandIn>> = {
       events: server.events as unknown[],
       duplicates: () => server.duplicates,
       config: { pixel_id: server.pixelId, access_token: server.accessToken },
-      userData: () => ({}),
+      // The _rdt_uuid cookie is `<ms>.<uuid>`; Reddit is sent its uuid.
+      userData: (person) => ({
+        rdt_cid: `rdtcid-${person}`,
+        _rdt_uuid: `1754915740517.${uuidOf(person)}`,
+      }),
+      keysOf: (e) => ({
+        ...fieldsOf(e, { rdt_cid: 'click_id' }),
+        ...fieldsOf((e as { user: unknown }).user, { _rdt_uuid: 'uuid' }),
+      }),
+      expectedKeys: (person) => ({ rdt_cid: `rdtcid-${person}`, _rdt_uuid: uuidOf(person) }),
       // Reddit keeps our event id as the conversion id.
       personOf: (e) =>
         String((e as { metadata: { conversion_id: string } }).metadata.conversion_id),
@@ -135,7 +181,13 @@ export const STAND_INS: Record<Platform, () => Promise<StandIn>> = {
       events: server.events as unknown[],
       duplicates: () => server.duplicates,
       config: { tag_id: server.tagId, access_token: server.accessToken },
-      userData: () => ({}),
+      userData: (person) => ({ msclkid: `msclk-${person}`, _uetvid: `uetvid${person}` }),
+      keysOf: (e) =>
+        fieldsOf((e as { userData: unknown }).userData, {
+          msclkid: 'msclkid',
+          _uetvid: 'anonymousId',
+        }),
+      expectedKeys: (person) => ({ msclkid: `msclk-${person}`, _uetvid: `uetvid${person}` }),
       personOf: (e) => String((e as { eventId: string }).eventId),
       keepsEventId: true,
       close: () => server.close(),

@@ -26,8 +26,15 @@ export function rawIdentifiers(forwardable: ForwardableEvent): string[] {
   return [...new Set(values)].sort((a, b) => b.length - a.length);
 }
 
+/**
+ * A string this long that is part of a raw value is masked whole: a platform may take only part
+ * of a cookie (Reddit's uuid of the `<ms>.<uuid>` `_rdt_uuid`).
+ */
+const MIN_PART = 16;
+
 function maskString(text: string, raw: readonly string[]): string {
   if (raw.includes(text)) return maskSecret(text);
+  if (text.length >= MIN_PART && raw.some((value) => value.includes(text))) return maskSecret(text);
   let out = text;
   for (const value of raw) {
     if (value.length >= MIN_EMBEDDED && out.includes(value)) {

@@ -260,4 +260,45 @@ describe('Microsoft UET Conversions API payload', () => {
     );
     assert.deepEqual(verdict, { kind: 'success', receipt: { eventsReceived: 1 } });
   });
+
+  it('the event’s own msclkid (the page URL’s only without one) and _uetvid as anonymousId; the stand-in refuses them hashed', async () => {
+    const now = new Date();
+    const own = forwardable({
+      event: { url: 'https://shop.example/p?msclkid=from-url' },
+      matchKeys: {
+        clientIpAddress: '203.0.113.7',
+        clientUserAgent: UA,
+        msclkid: 'own-click',
+        uetvid: '738e0780e74d11ee909e71b092db6616',
+      },
+    });
+    const fromUrl = forwardable({ event: { url: 'https://shop.example/p?msclkid=from-url' } });
+    const built = microsoftAds.build([own, fromUrl], config, { now });
+    const sent = dataOf(built);
+    assert.deepEqual(
+      sent.map((e) => {
+        const user = e['userData'] as Record<string, unknown>;
+        return [user['msclkid'], user['anonymousId']];
+      }),
+      [
+        ['own-click', '738e0780e74d11ee909e71b092db6616'],
+        ['from-url', undefined],
+      ],
+    );
+    assert.equal((await verdictOf(built)).kind, 'success');
+    const hashed = {
+      ...built.requests[0]!,
+      body: {
+        data: [
+          {
+            ...sent[0]!,
+            userData: { ...(sent[0]!['userData'] as object), msclkid: sha256Hex('x') },
+          },
+        ],
+        continueOnValidationError: true,
+      },
+    };
+    const verdict = await verdictOf({ ...built, requests: [hashed] });
+    assert.equal((verdict as { refused?: unknown[] }).refused?.length, 1);
+  });
 });

@@ -8,7 +8,8 @@
  * with `eventName` and, for the names UET reads a page type from, `customData.pageType`.
  * `eventId` is our event id (the UET tag's own event id deduplicates against it), `eventTime`
  * Unix seconds. `userData` carries the hashed email, phone and external id, and raw the IP,
- * user agent, `msclkid` (the landing URL's, when the event has none) and `anonymousId`.
+ * user agent, `msclkid` (the landing URL's, when the event has none) and `anonymousId` (the
+ * `_uetvid` cookie).
  * `adStorageConsent` is `"G"` for an event with `ad_user_data: "granted"`; a denied one never
  * gets here (Microsoft has no signal that sends it without identifiers: consent-gate.ts).
  *
@@ -78,8 +79,10 @@ function userData(forwardable: ForwardableEvent): Record<string, unknown> {
   if (raw.clientIpAddress !== undefined) user['clientIpAddress'] = raw.clientIpAddress;
   if (raw.clientUserAgent !== undefined) user['clientUserAgent'] = raw.clientUserAgent;
   // Microsoft appends `msclkid` to an ad's link; its tag keeps it as the `_uetmsclkid` cookie.
-  const msclkid = queryParam(forwardable.event.url, 'msclkid');
+  // The event's own first, the page URL's without one. `_uetvid` is UET's `anonymousId`.
+  const msclkid = raw.msclkid ?? queryParam(forwardable.event.url, 'msclkid');
   if (msclkid !== undefined) user['msclkid'] = msclkid;
+  if (raw.uetvid !== undefined) user['anonymousId'] = raw.uetvid;
   return user;
 }
 
