@@ -115,6 +115,27 @@ for (const kind of await testStores()) {
           assert.ok(kept, `${e.event_id} kept`);
           assert.deepEqual(standIn.keysOf(kept), standIn.expectedKeys(person), e.event_id);
         });
+        // `/v1/track/validate` describes the destination: it would forward, with the payload
+        // and what the consent becomes (contract §12, §16).
+        const validated = await h.request(acme, {
+          method: 'POST',
+          url: '/v1/track/validate',
+          payload: {
+            ...events[0]!,
+            event_id: `${type}-validate`,
+            consent: { ad_user_data: 'granted' },
+          },
+        });
+        assert.equal(validated.statusCode, 200, validated.body);
+        const [verdict] = validated.json().destinations;
+        assert.equal(verdict.platform, type);
+        assert.equal(verdict.would_forward, true, validated.body);
+        assert.equal(typeof verdict.payload, 'object');
+        assert.notEqual(verdict.payload, null);
+        assert.equal(
+          verdict.consent,
+          platformModule(type).consent.describe({ ad_user_data: 'granted' }),
+        );
         const keptBefore = standIn.events.length;
         const duplicatesBefore = standIn.duplicates();
         const test = await h.request(acme, {

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { PLATFORMS, type Platform } from '../../src/domain/forwarding/platforms/registry.ts';
 import { startGa4Server } from './ga4-server.ts';
+import type { PlatformServer, ReceivedRequest } from './http-server.ts';
 import { startMetaServer } from './meta-server.ts';
 import { startMicrosoftAdsServer } from './microsoft-ads-server.ts';
 import { startPinterestServer } from './pinterest-server.ts';
@@ -34,7 +35,28 @@ export interface StandIn {
   personOf(event: unknown): string;
   /** Whether the platform keeps our event id (else events are told apart by the person). */
   keepsEventId: boolean;
+  /**
+   * What tells our events apart at the platform: the event id where it keeps one, else the
+   * last path segment of the page URL (GA4 keeps no event id), of an accepted event…
+   */
+  tagOf(event: unknown): string;
+  /** …and of each event a request carried. */
+  tagsIn(request: ReceivedRequest): string[];
+  /** The server itself, for fault tests: its mode, requests, hanging and held answers. */
+  server: FaultServer;
+  /**
+   * The platform refuses the event with this tag (a poisoned event), or none when `null`;
+   * absent for a platform that refuses no single event (GA4).
+   */
+  poison?(tag: string | null): void;
+  /** The modes beyond `down` and `hang` its server has: a refused token, throttling. */
+  modes: ReadonlyArray<'expired' | 'throttled'>;
   close(): Promise<void>;
+}
+
+/** A stand-in server's controls, as every platform's has them. */
+export interface FaultServer extends Omit<PlatformServer, 'mode'> {
+  mode: string;
 }
 
 /**
@@ -52,6 +74,28 @@ export function baseUrlsFor(
 }
 
 const byEventId = (e: unknown) => String((e as { event_id: string }).event_id);
+/** The events of a request whose body holds them in `data` (most platforms). */
+const dataOf = (request: ReceivedRequest): unknown[] => {
+  const data = (request.json as { data?: unknown } | undefined)?.data;
+  return Array.isArray(data) ? data : [];
+};
+/** A server's poisoned event: refused with a message when its tag is the one asked for. */
+const poisoner =
+  (
+    server: { rejectEvent?: (event: Record<string, unknown>) => string | undefined },
+    tagOf: (e: unknown) => string,
+  ) =>
+  (tag: string | null) => {
+    if (tag === null) delete server.rejectEvent;
+    else server.rejectEvent = (e) => (tagOf(e) === tag ? 'poisoned by the test' : undefined);
+  };
+const conversionId = (e: unknown) =>
+  String((e as { metadata: { conversion_id: string } }).metadata.conversion_id);
+const uetEventId = (e: unknown) => String((e as { eventId: string }).eventId);
+const lastSegment = (url: unknown) =>
+  String(url ?? '')
+    .split('/')
+    .pop() ?? '';
 const noKeys = () => ({});
 /** A field of a platform's user object, when present. */
 const fieldsOf = (user: unknown, map: Record<string, string>) => {
@@ -81,6 +125,11 @@ export const STAND_INS: Record<Platform, () => Promise<StandIn>> = {
       expectedKeys: noKeys,
       personOf: byEventId,
       keepsEventId: true,
+      tagOf: byEventId,
+      tagsIn: (r) => dataOf(r).map(byEventId),
+      server,
+      poison: poisoner(server, byEventId),
+      modes: ['expired', 'throttled'],
       close: () => server.close(),
     };
   },
@@ -98,6 +147,15 @@ export const STAND_INS: Record<Platform, () => Promise<StandIn>> = {
       // GA4 keeps no event id: the bench's client id is `<person>.1700000000`.
       personOf: (e) => String((e as { client_id: string }).client_id).split('.')[0]!,
       keepsEventId: false,
+      tagOf: (e) => lastSegment((e as { params: Record<string, unknown> }).params['page_location']),
+      tagsIn: (r) => {
+        const events = (
+          r.json as { events?: Array<{ params?: Record<string, unknown> }> } | undefined
+        )?.events;
+        return (events ?? []).map((e) => lastSegment(e.params?.['page_location']));
+      },
+      server,
+      modes: [],
       close: () => server.close(),
     };
   },
@@ -113,6 +171,11 @@ export const STAND_INS: Record<Platform, () => Promise<StandIn>> = {
       expectedKeys: noKeys,
       personOf: byEventId,
       keepsEventId: true,
+      tagOf: byEventId,
+      tagsIn: (r) => dataOf(r).map(byEventId),
+      server,
+      poison: poisoner(server, byEventId),
+      modes: ['expired', 'throttled'],
       close: () => server.close(),
     };
   },
@@ -128,6 +191,11 @@ export const STAND_INS: Record<Platform, () => Promise<StandIn>> = {
       expectedKeys: (person) => ({ epik: `dj0yJnU9${person}` }),
       personOf: byEventId,
       keepsEventId: true,
+      tagOf: byEventId,
+      tagsIn: (r) => dataOf(r).map(byEventId),
+      server,
+      poison: poisoner(server, byEventId),
+      modes: ['expired', 'throttled'],
       close: () => server.close(),
     };
   },
@@ -147,6 +215,11 @@ export const STAND_INS: Record<Platform, () => Promise<StandIn>> = {
       expectedKeys: (person) => ({ ScCid: `sccid-${person}`, _scid: uuidOf(person) }),
       personOf: byEventId,
       keepsEventId: true,
+      tagOf: byEventId,
+      tagsIn: (r) => dataOf(r).map(byEventId),
+      server,
+      poison: poisoner(server, byEventId),
+      modes: ['expired', 'throttled'],
       close: () => server.close(),
     };
   },
@@ -168,9 +241,16 @@ export const STAND_INS: Record<Platform, () => Promise<StandIn>> = {
       }),
       expectedKeys: (person) => ({ rdt_cid: `rdtcid-${person}`, _rdt_uuid: uuidOf(person) }),
       // Reddit keeps our event id as the conversion id.
-      personOf: (e) =>
-        String((e as { metadata: { conversion_id: string } }).metadata.conversion_id),
+      personOf: conversionId,
       keepsEventId: true,
+      tagOf: conversionId,
+      tagsIn: (r) =>
+        ((r.json as { data?: { events?: unknown[] } } | undefined)?.data?.events ?? []).map(
+          conversionId,
+        ),
+      server,
+      poison: poisoner(server, conversionId),
+      modes: ['expired', 'throttled'],
       close: () => server.close(),
     };
   },
@@ -188,8 +268,13 @@ export const STAND_INS: Record<Platform, () => Promise<StandIn>> = {
           _uetvid: 'anonymousId',
         }),
       expectedKeys: (person) => ({ msclkid: `msclk-${person}`, _uetvid: `uetvid${person}` }),
-      personOf: (e) => String((e as { eventId: string }).eventId),
+      personOf: uetEventId,
       keepsEventId: true,
+      tagOf: uetEventId,
+      tagsIn: (r) => dataOf(r).map(uetEventId),
+      server,
+      poison: poisoner(server, uetEventId),
+      modes: ['expired', 'throttled'],
       close: () => server.close(),
     };
   },

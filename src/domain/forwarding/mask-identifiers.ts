@@ -19,8 +19,8 @@ const MIN_EMBEDDED = 8;
 export function rawIdentifiers(forwardable: ForwardableEvent): string[] {
   const values = [
     ...Object.values(forwardable.matchKeys ?? {}),
-    ...Object.values(forwardable.location?.ga4 ?? {}),
-    ...Object.values(forwardable.location?.tiktok ?? {}),
+    // Every platform's unhashed location, whichever platforms keep one.
+    ...Object.values(forwardable.location ?? {}).flatMap((own) => Object.values(own ?? {})),
   ].filter((v): v is string => typeof v === 'string' && v.length > 0);
   // Longest first: a value that contains another is replaced whole.
   return [...new Set(values)].sort((a, b) => b.length - a.length);
