@@ -74,10 +74,11 @@ export async function startServerProcess(
     stderr += d;
   });
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`server did not start:\n${stdout}\n${stderr}`)),
-      startTimeoutMs,
-    );
+    const timer = setTimeout(() => {
+      // Not left running behind the failed test (nobody holds it to stop it).
+      child.kill('SIGKILL');
+      reject(new Error(`server did not start:\n${stdout}\n${stderr}`));
+    }, startTimeoutMs);
     child.stdout!.on('data', (d) => {
       stdout += d;
       const match = /Trackway is listening on (http:\/\/\S+)/.exec(stdout);
@@ -97,7 +98,8 @@ export async function startServerProcess(
     output: () => stdout,
     errors: () => stderr,
     async stop(signal = 'SIGTERM') {
-      if (child.exitCode !== null) return child.exitCode;
+      // Exited already (killed by a signal, exitCode stays null): 'exit' will not fire again.
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
       const exited = once(child, 'exit') as Promise<[number | null]>;
       child.kill(signal);
       const [code] = await exited;
