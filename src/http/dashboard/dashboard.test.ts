@@ -18,7 +18,11 @@ import { type MetaServer, startMetaServer } from '../../../test/platforms/meta-s
 import { baseUrlsFor, STAND_INS } from '../../../test/platforms/stand-ins.ts';
 import { ForwardingWorker } from '../../delivery/forwarding-worker.ts';
 import { createPlatformSender } from '../../delivery/platform-sender.ts';
-import { PLATFORM_MODULES, PLATFORMS } from '../../domain/forwarding/platforms/registry.ts';
+import {
+  PLATFORM_MODULES,
+  PLATFORMS,
+  type Platform,
+} from '../../domain/forwarding/platforms/registry.ts';
 import { systemClock } from '../../domain/ports.ts';
 import { PostgresStore } from '../../storage/postgres/store.ts';
 import { buildApp } from '../app.ts';
@@ -197,6 +201,17 @@ for (const kind of await testStores()) {
           .sort(),
         [...PLATFORMS].sort(),
       );
+      // A platform without a test mode: the test send is checked and not sent, and says so.
+      for (const d of list.json().destinations as Array<{ id: string; type: Platform }>) {
+        if (PLATFORM_MODULES[d.type].testMode !== 'none') continue;
+        const tested = await post(cookie, `/dashboard/pixels/${pixelId}/destinations/${d.id}/test`);
+        assert.equal(tested.statusCode, 200);
+        assert.match(tested.body, /Test send: checked, not sent/);
+        assert.match(
+          tested.body,
+          /has no test mode: the request was built and checked, and not sent/,
+        );
+      }
     });
 
     it('adds a destination, masks its secret, sends a test and shows the answer, disables and replays it', async () => {
