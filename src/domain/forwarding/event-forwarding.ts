@@ -164,7 +164,7 @@ export async function testDestination({
     };
   }
   const raw = rawIdentifiers(forwardable);
-  if (adapter.testMode === 'none') {
+  if (adapter.testMode === false) {
     // No test mode (Microsoft): whatever reached the platform would count as a live
     // conversion. The request was built and checked against the platform's limits; nothing
     // is sent (contract §18).

@@ -141,11 +141,11 @@ export interface PlatformModule {
    */
   subRequest?(request: PlatformRequest, start: number, end: number): PlatformRequest;
   /**
-   * How a test send reaches the platform: `platform` (absent) its own test mode (`options.test`
-   * in `build`); `none` when it documents none (Microsoft): the test send builds and checks the
+   * False for a platform without a test mode (Microsoft): the test send builds and checks the
    * request and sends nothing, so a live conversion is never sent as a "test" (contract §18).
+   * Absent: `build` applies the platform's own test mode (`options.test`).
    */
-  readonly testMode?: 'platform' | 'none';
+  readonly testMode?: boolean;
   /** The keys of a success's receipt that `event.forwarded` carries as `platform_response`. */
   readonly receiptKeys: readonly string[];
   /** What the platform can do with an event's consent (contract §16); `build` maps it. */

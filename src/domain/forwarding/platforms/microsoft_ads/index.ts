@@ -61,7 +61,7 @@ export const microsoftAds: PlatformModule = {
   classify: classifyMicrosoftAdsAnswer,
   // Per-event errors come by index; a request refused whole (a 400 without them) is bisected.
   subRequest: dataSubRequest,
-  testMode: 'none',
+  testMode: false,
   receiptKeys: ['eventsReceived', 'traceId'],
   consent: {
     signal: false,
