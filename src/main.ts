@@ -21,7 +21,7 @@ import { createLogger } from './logger.ts';
 import { FailOpenRateLimiter } from './rate-limit/fail-open.ts';
 import { MemoryRateLimiter } from './rate-limit/memory.ts';
 import { connectRedis, RedisRateLimiter, redisReady, redisTarget } from './rate-limit/redis.ts';
-import { RedisStreamSlots } from './rate-limit/stream-slots.ts';
+import { RedisStreamSlots, type StreamSlots } from './rate-limit/stream-slots.ts';
 import { openStore } from './storage/index.ts';
 
 export interface RunningServer {
@@ -149,12 +149,14 @@ export async function createRateLimiter(
   config: Config,
   logger: Logger,
   metrics?: Pick<Metrics, 'rateLimitFallback'>,
+  /** The count without Redis: this process's own, or (several processes) the primary's. */
+  local: RateLimiter = new MemoryRateLimiter(),
 ): Promise<RateLimiter | null> {
   if (!config.rateLimits) {
     logger.warn('TRACKWAY_RATE_LIMITS=off: requests are not rate limited (benchmarks only)');
     return null;
   }
-  if (config.redisUrl === undefined) return new MemoryRateLimiter();
+  if (config.redisUrl === undefined) return local;
   const redis = connectRedis(config.redisUrl);
   // Start even when Redis is not there (fail open), but give it a moment first.
   const ready = await redisReady(redis, 2_000);
@@ -164,7 +166,7 @@ export async function createRateLimiter(
       `Redis at ${target} not reachable at start: rate limits are per instance until it answers`,
     );
   }
-  return new FailOpenRateLimiter(new RedisRateLimiter(redis), new MemoryRateLimiter(), logger, {
+  return new FailOpenRateLimiter(new RedisRateLimiter(redis), local, logger, {
     degraded: !ready,
     target,
     ...(metrics && { fallback: metrics.rateLimitFallback }),
@@ -230,6 +232,11 @@ export async function startServer(
     out?: (text: string) => void;
     /** The banner as one JSON object (`trackway serve --json`). */
     json?: boolean;
+    /**
+     * One of several HTTP processes (TRACKWAY_PROCESSES): limits and live-tail stream slots
+     * counted by the primary for all of them, where Redis does not count them.
+     */
+    shared?: RateLimiter & StreamSlots;
   } = {},
 ): Promise<RunningServer> {
   const logger = options.logger ?? createLogger(config.logLevel);
@@ -284,10 +291,11 @@ export async function startServer(
       },
     );
     opened.push(stopSweep);
-    const rateLimiter = await createRateLimiter(config, logger, metrics);
+    const rateLimiter = await createRateLimiter(config, logger, metrics, options.shared);
     if (rateLimiter) opened.push(() => rateLimiter.close());
-    // Live-tail streams per account (contract §21): counted across instances in Redis.
-    let streamSlots: RedisStreamSlots | undefined;
+    // Live-tail streams per account (contract §21): counted across instances in Redis, else by
+    // the primary of several processes, else in this process.
+    let streamSlots: StreamSlots | undefined = options.shared;
     if (config.redisUrl !== undefined) {
       const redis = connectRedis(config.redisUrl);
       opened.push(async () => {
