@@ -14,6 +14,7 @@ import { TrackwayError } from '../domain/errors.ts';
 import type { RateDecision, RateLimiter, RateQuota } from '../domain/ports.ts';
 import { MemoryRateLimiter } from '../rate-limit/memory.ts';
 import { MemoryStreamSlots, type StreamSlots } from '../rate-limit/stream-slots.ts';
+import { windowIndex, windowResetAt } from '../rate-limit/windows.ts';
 
 /** One end of the IPC channel: `process` in an HTTP process, a cluster `Worker` in the primary. */
 export interface Channel {
@@ -22,15 +23,46 @@ export interface Channel {
   on(event: 'message', listener: (message: unknown) => void): unknown;
 }
 
-type LimitCall = [id: number, key: string, quotas: readonly RateQuota[], nowMs: number];
+/**
+ * The calls of one loop turn for one key, windows and limits: `n` of them, asked as one. The
+ * answer says how many of the n were admitted (the first ones, as if they came one after
+ * another) and each window's count before them, from which every call's decision follows.
+ */
+type LimitGroup = [id: number, key: string, quotas: readonly RateQuota[], nowMs: number, n: number];
+type LimitAnswer = [id: number, admitted: number, ...countsBefore: number[]];
 
 /** What the two ends say to each other; `tw` keeps them apart from any other IPC message. */
 export type SharedMessage =
-  | { tw: 'limits'; calls: LimitCall[] }
-  | { tw: 'limited'; answers: Array<[id: number, decision: RateDecision]> }
+  | { tw: 'limits'; groups: LimitGroup[] }
+  | { tw: 'limited'; answers: LimitAnswer[] }
   | { tw: 'slot'; id: number; accountId: string; streamId: string }
   | { tw: 'slotted'; id: number; taken: boolean }
   | { tw: 'unslot'; accountId: string; streamId: string };
+
+/** Calls of this turn waiting for one answer: same key, windows and limits, in arrival order. */
+interface PendingGroup {
+  key: string;
+  quotas: readonly RateQuota[];
+  indices: number[];
+  nowMs: number;
+  waiters: Array<{ resolve(decision: RateDecision): void; reject(error: Error): void }>;
+}
+
+function sameGroup(group: PendingGroup, key: string, quotas: readonly RateQuota[], nowMs: number) {
+  if (group.key !== key || group.quotas.length !== quotas.length) return false;
+  for (let i = 0; i < quotas.length; i++) {
+    const mine = quotas[i]!;
+    const theirs = group.quotas[i]!;
+    if (
+      mine.window !== theirs.window ||
+      mine.limit !== theirs.limit ||
+      windowIndex(mine.window, nowMs) !== group.indices[i]
+    ) {
+      return false;
+    }
+  }
+  return true;
+}
 
 const isShared = (message: unknown): message is SharedMessage =>
   typeof message === 'object' && message !== null && 'tw' in message;
@@ -44,11 +76,15 @@ const primaryGone = () =>
 /** The HTTP process's side: a RateLimiter and StreamSlots answered by the primary. */
 export class PrimaryLimits implements RateLimiter, StreamSlots {
   readonly #channel: Channel;
-  readonly #waiting = new Map<
+  /** Stream-slot requests waiting for their answer. */
+  readonly #slotWaiting = new Map<
     number,
-    { resolve: (answer: RateDecision | boolean) => void; reject: (error: Error) => void }
+    { resolve: (taken: boolean) => void; reject: (error: Error) => void }
   >();
-  #calls: LimitCall[] = [];
+  /** Limit groups sent and not yet answered. */
+  readonly #groupsWaiting = new Map<number, PendingGroup>();
+  /** This turn's limit groups, not yet sent. */
+  #turn: PendingGroup[] = [];
   #nextId = 1;
   #closed = false;
 
@@ -57,63 +93,98 @@ export class PrimaryLimits implements RateLimiter, StreamSlots {
     channel.on('message', (message) => {
       if (!isShared(message)) return;
       if (message.tw === 'limited') {
-        for (const [id, decision] of message.answers) this.#answer(id, decision);
+        for (const answer of message.answers) this.#decide(answer);
       } else if (message.tw === 'slotted') {
-        this.#answer(message.id, message.taken);
+        this.#slotWaiting.get(message.id)?.resolve(message.taken);
+        this.#slotWaiting.delete(message.id);
       }
     });
   }
 
-  #answer(id: number, answer: RateDecision | boolean): void {
-    const waiting = this.#waiting.get(id);
-    this.#waiting.delete(id);
-    waiting?.resolve(answer);
-  }
-
-  #ask<T extends RateDecision | boolean>(register: (id: number) => void): Promise<T> {
-    if (this.#closed) return Promise.reject(primaryGone());
-    const id = this.#nextId++;
-    return new Promise<T>((resolve, reject) => {
-      this.#waiting.set(id, {
-        resolve: resolve as (answer: RateDecision | boolean) => void,
-        reject,
+  /** Each call of a group, in its place in the queue (as RedisRateLimiter decides them). */
+  #decide([id, admitted, ...before]: LimitAnswer): void {
+    const group = this.#groupsWaiting.get(id);
+    if (!group) return;
+    this.#groupsWaiting.delete(id);
+    group.waiters.forEach(({ resolve }, position) => {
+      const allowed = position < admitted;
+      const taken = allowed ? position + 1 : admitted;
+      resolve({
+        allowed,
+        windows: group.quotas.map((quota, i) => ({
+          window: quota.window,
+          limit: quota.limit,
+          remaining: Math.max(0, quota.limit - before[i]! - taken),
+          resetAt: windowResetAt(quota.window, group.indices[i]!),
+        })),
       });
-      register(id);
     });
   }
 
   consume(key: string, quotas: readonly RateQuota[], now: Date): Promise<RateDecision> {
-    return this.#ask<RateDecision>((id) => {
-      // First call of this loop turn: the batch leaves once the turn's I/O callbacks are done.
-      if (this.#calls.length === 0) setImmediate(this.#flush);
-      this.#calls.push([id, key, quotas, now.getTime()]);
+    if (this.#closed) return Promise.reject(primaryGone());
+    const nowMs = now.getTime();
+    return new Promise<RateDecision>((resolve, reject) => {
+      const waiter = { resolve, reject };
+      for (const group of this.#turn) {
+        if (sameGroup(group, key, quotas, nowMs)) {
+          group.waiters.push(waiter);
+          return;
+        }
+      }
+      // First call of this loop turn: the turn's calls leave once its I/O callbacks are done.
+      if (this.#turn.length === 0) setImmediate(this.#flush);
+      this.#turn.push({
+        key,
+        quotas,
+        indices: quotas.map((quota) => windowIndex(quota.window, nowMs)),
+        nowMs,
+        waiters: [waiter],
+      });
     });
   }
 
   readonly #flush = (): void => {
-    const calls = this.#calls;
-    this.#calls = [];
-    this.#send(
-      { tw: 'limits', calls },
-      calls.map(([id]) => id),
-    );
+    const groups = this.#turn;
+    this.#turn = [];
+    const sent: LimitGroup[] = [];
+    const ids: number[] = [];
+    for (const group of groups) {
+      const id = this.#nextId++;
+      this.#groupsWaiting.set(id, group);
+      ids.push(id);
+      sent.push([id, group.key, group.quotas, group.nowMs, group.waiters.length]);
+    }
+    this.#send({ tw: 'limits', groups: sent }, () => {
+      for (const id of ids) {
+        const group = this.#groupsWaiting.get(id);
+        this.#groupsWaiting.delete(id);
+        // The primary is gone: the HTTP layer answers these requests 503.
+        for (const waiter of group?.waiters ?? []) waiter.reject(primaryGone());
+      }
+    });
   };
 
-  /** Sends `message`; if it cannot leave, the calls `ids` waited for fail (503, retry). */
-  #send(message: SharedMessage, ids: number[] = []): void {
+  /** Sends `message`; if it cannot leave, `failed` runs (the calls it carried fail with 503). */
+  #send(message: SharedMessage, failed: () => void = () => {}): void {
     this.#channel.send(message, (error) => {
       if (error === null) return;
       // The channel is closed: the primary is gone and this process is on its way out.
       this.#closed = true;
-      for (const id of ids) {
-        this.#waiting.get(id)?.reject(primaryGone());
-        this.#waiting.delete(id);
-      }
+      failed();
     });
   }
 
   acquire(accountId: string, streamId: string): Promise<boolean> {
-    return this.#ask<boolean>((id) => this.#send({ tw: 'slot', id, accountId, streamId }, [id]));
+    if (this.#closed) return Promise.reject(primaryGone());
+    const id = this.#nextId++;
+    return new Promise<boolean>((resolve, reject) => {
+      this.#slotWaiting.set(id, { resolve, reject });
+      this.#send({ tw: 'slot', id, accountId, streamId }, () => {
+        this.#slotWaiting.delete(id);
+        reject(primaryGone());
+      });
+    });
   }
 
   release(accountId: string, streamId: string): void {
@@ -146,19 +217,17 @@ export class SharedLimitsHost {
       if (!isShared(message)) return;
       switch (message.tw) {
         case 'limits': {
-          // Each consume() counts synchronously when called, so arrival order is count order.
-          const decisions = message.calls.map(([, key, quotas, nowMs]) =>
-            this.#limiter.consume(key, quotas, new Date(nowMs)),
-          );
-          void Promise.all(decisions).then((answers) =>
-            channel.send(
-              {
-                tw: 'limited',
-                answers: answers.map((decision, i) => [message.calls[i]![0], decision]),
-              },
-              ignoreClosed,
-            ),
-          );
+          // A group's n calls counted at once, as n requests one after another would be.
+          const answers = message.groups.map(([id, key, quotas, nowMs, n]): LimitAnswer => {
+            const { admitted, countsBefore } = this.#limiter.consumeMany(
+              key,
+              quotas,
+              new Date(nowMs),
+              n,
+            );
+            return [id, admitted, ...countsBefore];
+          });
+          channel.send({ tw: 'limited', answers }, ignoreClosed);
           return;
         }
         case 'slot': {
