@@ -13,6 +13,7 @@
  *   postgres        one process, PostgreSQL (rate limits in process)
  *   postgres-redis  one process, PostgreSQL + Redis
  *   cluster         two processes on PostgreSQL + Redis, each loaded with half the connections
+ *   sqlite-2        two `serve` instances on one SQLite file, each loaded with half the connections
  *   postgres-2p     one `serve` with TRACKWAY_PROCESSES=2 on PostgreSQL (limits via the primary)
  *   postgres-redis-2p  the same with Redis (CPU summed over the primary and its processes;
  *                   compare with --no-pin: pinned, both share the server core)
@@ -90,6 +91,7 @@ const MODES = [
   'postgres-redis-collect',
   'postgres-2p',
   'postgres-redis-2p',
+  'sqlite-2',
 ] as const;
 type Mode = (typeof MODES)[number];
 
@@ -315,6 +317,9 @@ async function withMode<T>(
       return withSchema((url) => start(url, redisEnv));
     case 'cluster':
       return withSchema((url) => start(url, redisEnv, 2));
+    case 'sqlite-2':
+      // Two instances on one file (what TRACKWAY_PROCESSES=2 would be on SQLite; refused).
+      return start(`sqlite:${join(dir, 'bench-2.db')}`, {}, 2);
     case 'postgres-2p':
       return withSchema((url) => start(url, { TRACKWAY_PROCESSES: '2' }));
     case 'postgres-redis-2p':
@@ -342,6 +347,7 @@ const LABELS: Record<Mode, string> = {
   'sqlite-collect': 'trackway, SQLite, 1 process, POST /v1/collect (browser)',
   'postgres-redis-collect': 'trackway, PostgreSQL + Redis, 1 process, POST /v1/collect',
   'postgres-2p': 'trackway, PostgreSQL, TRACKWAY_PROCESSES=2 (limits via the primary)',
+  'sqlite-2': 'trackway, SQLite, 2 instances on one file, half the connections each',
   'postgres-redis-2p': 'trackway, PostgreSQL + Redis, TRACKWAY_PROCESSES=2',
 };
 
