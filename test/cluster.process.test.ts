@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
@@ -185,6 +186,21 @@ describe('two HTTP processes on one machine (TRACKWAY_PROCESSES=2, PostgreSQL, n
     process.stderr.write(
       `SIGKILL under load: ${acknowledged.length} acknowledged, ${failed} connections lost, 0 missing\n`,
     );
+  });
+
+  it('exits 1 with the reason when its processes cannot listen (the port is taken)', {
+    skip,
+  }, async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as AddressInfo;
+    try {
+      const run = await runCli(['serve'], { ...env, PORT: String(port), HOST: '127.0.0.1' });
+      assert.equal(run.code, 1);
+      assert.match(run.stderr, new RegExp(`PORT ${port} is already in use`));
+    } finally {
+      taken.close();
+    }
   });
 
   it('drains every process on SIGTERM and exits 0', { skip }, async () => {

@@ -511,6 +511,10 @@ async function serveAsClusterProcess(config: Config, io: Io): Promise<void> {
     process.send?.(message, undefined, undefined, done);
   const shared = new PrimaryLimits({ send, on: (event, listener) => process.on(event, listener) });
   const starting = startServer(config, { out: () => {}, shared });
+  // A process that cannot start says why (main prints it) and leaves: the open IPC channel
+  // would otherwise keep it alive, and the primary waiting for it.
+  const { default: cluster } = await import('node:cluster');
+  starting.catch(() => cluster.worker?.disconnect());
   exitOnSignal({ close: async () => (await starting).close() }, io);
   const { url } = await starting;
   send({ tw: 'listening', url } satisfies ListeningMessage, () => {});
