@@ -4,6 +4,7 @@
 
 import { lookup } from 'node:dns/promises';
 import type { Logger } from 'pino';
+import { AggregatorRegistry } from 'prom-client';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { ForwardingWorker } from './delivery/forwarding-worker.ts';
 import { createPlatformGateway, createPlatformSender } from './delivery/platform-sender.ts';
@@ -236,7 +237,7 @@ export async function startServer(
      * One of several HTTP processes (TRACKWAY_PROCESSES): limits and live-tail stream slots
      * counted by the primary for all of them, where Redis does not count them.
      */
-    shared?: RateLimiter & StreamSlots;
+    shared?: RateLimiter & StreamSlots & { metrics(): Promise<string> };
   } = {},
 ): Promise<RunningServer> {
   const logger = options.logger ?? createLogger(config.logLevel);
@@ -264,6 +265,11 @@ export async function startServer(
     await store.migrate();
     const first = await firstRun(config, store);
     const metrics = createMetrics({ logger });
+    if (options.shared) {
+      // The primary asks every process for these when a scrape comes (prom-client's protocol).
+      AggregatorRegistry.setRegistries([metrics.registry]);
+      new AggregatorRegistry();
+    }
     const worker = config.worker
       ? startWorker(config, store, logger, { metrics, commits })
       : undefined;
@@ -321,6 +327,7 @@ export async function startServer(
       rateLimiter,
       commits,
       ...(streamSlots && { streamSlots }),
+      ...(options.shared && { metricsText: () => options.shared!.metrics() }),
     });
     opened.push(() => app.close());
     let address: string;

@@ -112,6 +112,19 @@ describe('two HTTP processes on one machine (TRACKWAY_PROCESSES=2, PostgreSQL, n
     pids.forEach((pid, i) => {
       assert.ok(cpuTicks(pid) - before[i]! >= 2, `process ${pid} served part of the burst`);
     });
+    // Whichever process a scrape lands on, /metrics counts both processes' requests.
+    for (let scrape = 0; scrape < 4; scrape++) {
+      const res = await fetch(`${server!.url}/metrics`, { headers: { connection: 'close' } });
+      const text = await res.text();
+      const counted = [
+        ...text.matchAll(
+          /^trackway_http_request_duration_seconds_count\{[^}]*route="\/v1\/pixels"[^}]*\} (\d+)/gm,
+        ),
+      ]
+        .map((m) => Number(m[1]))
+        .reduce((a, b) => a + b, 0);
+      assert.ok(counted >= 1_500, `scrape ${scrape} counted ${counted} of the 1,500 requests`);
+    }
   });
 
   it('loses no acknowledged event when one process is killed under load, and replaces it', {

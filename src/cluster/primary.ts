@@ -12,6 +12,7 @@
  */
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
+import { AggregatorRegistry } from 'prom-client';
 import { type Channel, SharedLimitsHost } from './shared-limits.ts';
 
 /** An HTTP process tells the primary it listens (on the port they all share). */
@@ -24,6 +25,9 @@ const isListening = (message: unknown): message is ListeningMessage =>
   typeof message === 'object' &&
   message !== null &&
   (message as { tw?: unknown }).tw === 'listening';
+
+const isMetricsRequest = (message: unknown): message is { tw: 'metrics'; id: number } =>
+  typeof message === 'object' && message !== null && (message as { tw?: unknown }).tw === 'metrics';
 
 /** A replacement that fails to start is tried again after this long, doubling to a minute. */
 const RESTART_DELAY_MS = 1_000;
@@ -50,6 +54,8 @@ function channelOf(worker: Worker): Channel {
  */
 export function startPrimary(count: number, logger: Logger): Promise<RunningPrimary> {
   const host = new SharedLimitsHost();
+  // Answers every process's `/metrics` with all of theirs: a scrape lands on any of them.
+  const aggregator = new AggregatorRegistry();
   const live = new Set<Worker>();
   let started = false;
   let stopping: Promise<void> | undefined;
@@ -74,6 +80,15 @@ export function startPrimary(count: number, logger: Logger): Promise<RunningPrim
       const link = host.attach(channelOf(worker));
       let up = false;
       worker.on('message', (message: unknown) => {
+        if (isMetricsRequest(message)) {
+          const answer = (text: string) =>
+            worker.send({ tw: 'metrics', id: message.id, text }, () => {});
+          aggregator.clusterMetrics().then(answer, (error: Error) => {
+            logger.warn({ err: error }, 'metrics of the HTTP processes could not be gathered');
+            answer('');
+          });
+          return;
+        }
         if (!isListening(message) || up) return;
         up = true;
         restartDelay = RESTART_DELAY_MS;

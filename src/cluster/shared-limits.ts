@@ -37,7 +37,8 @@ export type SharedMessage =
   | { tw: 'limited'; answers: LimitAnswer[] }
   | { tw: 'slot'; id: number; accountId: string; streamId: string }
   | { tw: 'slotted'; id: number; taken: boolean }
-  | { tw: 'unslot'; accountId: string; streamId: string };
+  | { tw: 'unslot'; accountId: string; streamId: string }
+  | { tw: 'metrics'; id: number; text?: string };
 
 /** Calls of this turn waiting for one answer: same key, windows and limits, in arrival order. */
 interface PendingGroup {
@@ -81,6 +82,11 @@ export class PrimaryLimits implements RateLimiter, StreamSlots {
     number,
     { resolve: (taken: boolean) => void; reject: (error: Error) => void }
   >();
+  /** `/metrics` requests waiting for the primary's aggregate. */
+  readonly #metricsWaiting = new Map<
+    number,
+    { resolve: (text: string) => void; reject: (error: Error) => void }
+  >();
   /** Limit groups sent and not yet answered. */
   readonly #groupsWaiting = new Map<number, PendingGroup>();
   /** This turn's limit groups, not yet sent. */
@@ -97,6 +103,9 @@ export class PrimaryLimits implements RateLimiter, StreamSlots {
       } else if (message.tw === 'slotted') {
         this.#slotWaiting.get(message.id)?.resolve(message.taken);
         this.#slotWaiting.delete(message.id);
+      } else if (message.tw === 'metrics') {
+        this.#metricsWaiting.get(message.id)?.resolve(message.text ?? '');
+        this.#metricsWaiting.delete(message.id);
       }
     });
   }
@@ -182,6 +191,19 @@ export class PrimaryLimits implements RateLimiter, StreamSlots {
       this.#slotWaiting.set(id, { resolve, reject });
       this.#send({ tw: 'slot', id, accountId, streamId }, () => {
         this.#slotWaiting.delete(id);
+        reject(primaryGone());
+      });
+    });
+  }
+
+  /** Every process's metrics, aggregated by the primary (prom-client's AggregatorRegistry). */
+  metrics(): Promise<string> {
+    if (this.#closed) return Promise.reject(primaryGone());
+    const id = this.#nextId++;
+    return new Promise<string>((resolve, reject) => {
+      this.#metricsWaiting.set(id, { resolve, reject });
+      this.#send({ tw: 'metrics', id }, () => {
+        this.#metricsWaiting.delete(id);
         reject(primaryGone());
       });
     });
