@@ -6,9 +6,12 @@
  * limiter is for one process (and as Redis is across machines).
  *
  * The calls a process makes in one turn of its event loop travel as one message and come back
- * as one: under load that is one IPC round trip per loop turn, not per request. The primary
- * counts them in arrival order, each with the time its request gave (windows come from the
- * caller's clock, as with every adapter).
+ * as one, and calls for the same key and windows as one group ("n of these"), as the Redis
+ * limiter groups them into one script call: under load that is one IPC round trip per loop
+ * turn, not per request (CPU a call over both processes, bench/shared-limits.ts: 41 µs with a
+ * message per call, 7.7 with an entry per call, 1.9 grouped). Windows come from the time each
+ * request gave, as with every adapter. The same channel carries `/metrics` requests: the
+ * primary answers with every process's metrics (prom-client's AggregatorRegistry).
  */
 import { TrackwayError } from '../domain/errors.ts';
 import type { RateDecision, RateLimiter, RateQuota } from '../domain/ports.ts';
