@@ -57,14 +57,24 @@ export async function waitForOutput(
   }
 }
 
-/** Starts `trackway serve` on a free port (PORT=0) and resolves once it is listening. */
+/**
+ * Starts `trackway serve` on a free port (PORT=0) and resolves once it is listening: one
+ * process unless `env` asks for more (TRACKWAY_PROCESSES), so a suite's pid is the server's.
+ */
 export async function startServerProcess(
   env: Record<string, string>,
   /** Long for suites that start servers while the machine is busy (e.g. the full suite). */
   startTimeoutMs = 20_000,
 ): Promise<ServerProcess> {
   const child = spawn(process.execPath, [BIN, 'serve'], {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: serverLogLevel, ...env },
+    env: {
+      ...process.env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: serverLogLevel,
+      TRACKWAY_PROCESSES: '1',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   captureOutput(child);
