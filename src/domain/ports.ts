@@ -25,6 +25,7 @@ import type {
   WebhookEndpoint,
   WebhookEvent,
 } from './model.ts';
+import type { DiagnosticsQuery, DiagnosticsRollup } from './stats/diagnostics.ts';
 
 /**
  * Where webhooks may be sent (the SSRF rule, contract §6). Checking resolves DNS, so it is a
@@ -333,6 +334,15 @@ export interface StatsStore {
    * `eventName: null`; `otherNames` counts those names. At most (top + 1) rows a bucket.
    */
   topEventStats(query: StatsQuery, top: number): Promise<TopEventStats>;
+  /** The diagnostics rollups (migration 025) summed over the query's hours. */
+  diagnostics(query: DiagnosticsQuery): Promise<DiagnosticsRollup>;
+  /**
+   * The newest event of the name in the period stored without the match key (a match-quality
+   * key name), looked for among the newest 500 of that name only; null when none of them.
+   */
+  exampleLacking(
+    query: DiagnosticsQuery & { eventName: string; qualityKey: string },
+  ): Promise<string | null>;
 }
 
 /** A chart's buckets (StatsStore.topEventStats): `eventName` null for the other names together. */

@@ -43,6 +43,7 @@ import {
   secretFields,
   type TestOutcome,
 } from './pages/destinations.ts';
+import { diagnosticsBody } from './pages/diagnostics.ts';
 import { eventBody, eventsBody } from './pages/events.ts';
 import { keysBody } from './pages/keys.ts';
 import { overviewBody, type Usage } from './pages/overview.ts';
@@ -76,6 +77,23 @@ export function registerScreens(
     title: 'Overview',
     body: await overviewBody(ctx, request.query, usageOf(reply)),
   }));
+
+  // Diagnostics: a bad period shows the page again for the last 7 days, and the reason.
+  screens.page('/dashboard/diagnostics', async (request, ctx) => {
+    const screen = { section: '/dashboard/diagnostics', title: 'Diagnostics' } as const;
+    try {
+      return { ...screen, body: (await diagnosticsBody(ctx, request.query)).body };
+    } catch (error) {
+      if (!isInvalid(error)) throw error;
+      const { pixel_id } = request.query;
+      return {
+        ...screen,
+        body: (await diagnosticsBody(ctx, pixel_id ? { pixel_id } : {})).body,
+        flash: { error: error.message },
+        status: 400,
+      };
+    }
+  });
 
   // Pixels
   const pixels = async (

@@ -5,9 +5,11 @@
 import { EventEmitter } from 'node:events';
 import type { StatsBucket } from '../../domain/model.ts';
 import type { StatsQuery, StatsStore, TopEventStats } from '../../domain/ports.ts';
+import type { DiagnosticsQuery, DiagnosticsRollup } from '../../domain/stats/diagnostics.ts';
 import { HOUR_MS } from '../event-totals.ts';
 import type { FeedBus } from '../sql/ports.ts';
 import type { SqliteDatabase } from './database.ts';
+import { exampleLacking, readDiagnostics } from './diagnostics.ts';
 
 export class SqliteStatsStore implements StatsStore {
   constructor(private readonly db: SqliteDatabase) {}
@@ -84,6 +86,16 @@ export class SqliteStatsStore implements StatsStore {
       })),
       otherNames: Math.max(0, names - top),
     };
+  }
+
+  async diagnostics(q: DiagnosticsQuery): Promise<DiagnosticsRollup> {
+    return readDiagnostics(this.db, q);
+  }
+
+  async exampleLacking(
+    q: DiagnosticsQuery & { eventName: string; qualityKey: string },
+  ): Promise<string | null> {
+    return exampleLacking(this.db, q);
   }
 
   private rows(q: StatsQuery) {
