@@ -338,11 +338,38 @@ export interface StatsStore {
   diagnostics(query: DiagnosticsQuery): Promise<DiagnosticsRollup>;
   /**
    * The newest event of the name in the period stored without the match key (a match-quality
-   * key name), looked for among the newest 500 of that name only; null when none of them.
+   * key name), looked for among the newest 50 of that name only; null when none of them.
    */
   exampleLacking(
     query: DiagnosticsQuery & { eventName: string; qualityKey: string },
   ): Promise<string | null>;
+  /** A page of the events explorer (dashboard): see ExplorerQuery. */
+  explore(query: ExplorerQuery): Promise<ExplorerPage>;
+}
+
+/** The events explorer's page: newest first, before (`older`) or after (`newer`) a cursor. */
+export interface ExplorerQuery {
+  accountId: string;
+  pixelId: string;
+  limit: number;
+  eventName?: string;
+  source?: string;
+  from?: Date;
+  to?: Date;
+  /** Events with a job in this status (for this destination, or any). */
+  status?: { status: ForwardStatus; destinationId?: string };
+  cursor?: { timestamp: Date; seq: number; direction: 'older' | 'newer' };
+}
+
+export interface ExplorerPage {
+  events: Array<{
+    event: TrackedEvent;
+    seq: number;
+    forwarding: Array<{ destinationId: string; status: string }>;
+  }>;
+  /** Whether there are events past each end of the page. */
+  older: boolean;
+  newer: boolean;
 }
 
 /** A chart's buckets (StatsStore.topEventStats): `eventName` null for the other names together. */

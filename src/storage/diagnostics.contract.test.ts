@@ -90,6 +90,54 @@ for (const kind of await testStores()) {
       assert.deepEqual(other.events, []);
     });
 
+    it('pages the explorer both ways by cursor, filtered by source', async () => {
+      const p = await storedPixel(store, T0);
+      const ids = Array.from({ length: 7 }, (_, i) => `x${i}`);
+      await insert(
+        ids.map((id, i) =>
+          ev(p, id, {
+            timestamp: new Date(T0.getTime() + i * 1000),
+            source: i % 2 === 0 ? 'browser' : 'server',
+          }),
+        ),
+      );
+      const q = { accountId: p.accountId, pixelId: p.id, limit: 3 };
+      const first = await store.stats.explore(q);
+      assert.deepEqual(
+        first.events.map((e) => e.event.eventId),
+        ['x6', 'x5', 'x4'],
+      );
+      assert.equal(first.older, true);
+      assert.equal(first.newer, false);
+      const last = first.events.at(-1)!;
+      const second = await store.stats.explore({
+        ...q,
+        cursor: { timestamp: last.event.timestamp, seq: last.seq, direction: 'older' },
+      });
+      assert.deepEqual(
+        second.events.map((e) => e.event.eventId),
+        ['x3', 'x2', 'x1'],
+      );
+      assert.equal(second.newer, true);
+      const top = second.events[0]!;
+      const back = await store.stats.explore({
+        ...q,
+        cursor: { timestamp: top.event.timestamp, seq: top.seq, direction: 'newer' },
+      });
+      assert.deepEqual(
+        back.events.map((e) => e.event.eventId),
+        ['x6', 'x5', 'x4'],
+      );
+      assert.equal(back.newer, false);
+      const browser = await store.stats.explore({ ...q, limit: 10, source: 'browser' });
+      assert.deepEqual(
+        browser.events.map((e) => e.event.eventId),
+        ['x6', 'x4', 'x2', 'x0'],
+      );
+      const other = await store.stats.explore({ ...q, accountId: 'acct_other' });
+      assert.deepEqual(other.events, []);
+    });
+
     it('moves forwarding outcomes from pending at settlement and back at a replay', async () => {
       const p = await storedPixel(store, T0);
       const destination: Destination = {
@@ -205,6 +253,16 @@ for (const kind of await testStores()) {
         });
         if (!step || step.done) break;
       }
+      const failedOnly = await store.stats.explore({
+        accountId: p.accountId,
+        pixelId: p.id,
+        limit: 10,
+        status: { status: 'pending', destinationId: destination.id },
+      });
+      assert.deepEqual(failedOnly.events.map((e) => e.event.eventId).sort(), ['f2', 'f4']);
+      assert.deepEqual(failedOnly.events[0]?.forwarding, [
+        { destinationId: destination.id, status: 'pending' },
+      ]);
       assert.deepEqual((await count()).out, {
         forwarded: 1,
         'failed:Invalid parameter': 0,

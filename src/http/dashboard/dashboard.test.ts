@@ -107,7 +107,7 @@ for (const kind of await testStores()) {
       const after = (await get(cookie, page)).body;
       assert.doesNotMatch(after, /none in the last 7 days/);
       const events = (await get(cookie, `/dashboard/events?pixel_id=${pixelId}`)).body;
-      assert.match(events, /<td>browser<\/td>/);
+      assert.match(events, /<td data-label="Source">browser<\/td>/);
       const rotated = await post(cookie, `${page}/publishable-key`);
       assert.equal(rotated.statusCode, 303, rotated.body);
       const second = await key();
@@ -482,9 +482,26 @@ for (const kind of await testStores()) {
           page = await get(cookie, url);
         }
         assert.match(page.body, /class="status forwarded">forwarded</);
-        assert.match(page.body, /<caption>Requests to meta<\/caption>/);
+        assert.match(page.body, /<caption>Requests to Meta<\/caption>/);
         assert.match(page.body, /<td>200<\/td>/);
         assert.match(page.body, /events_received/);
+        // The explorer: one badge per destination, by name, and the status filter.
+        const list = await get(cookie, `/dashboard/events?pixel_id=${pixelId}`);
+        assert.match(list.body, /<span class="status forwarded">Meta: forwarded<\/span>/);
+        const failed = await get(cookie, `/dashboard/events?pixel_id=${pixelId}&status=failed`);
+        assert.doesNotMatch(failed.body, /lead-dash/);
+        const forwarded = `/dashboard/events?pixel_id=${pixelId}&status=forwarded&destination_id=${dst}`;
+        assert.match((await get(cookie, forwarded)).body, /lead-dash/);
+        // Diagnostics count it for Meta, by name.
+        const diagnostics = await get(
+          cookie,
+          `/dashboard/diagnostics?pixel_id=${pixelId}&period=24h`,
+        );
+        assert.equal(diagnostics.statusCode, 200);
+        assert.match(
+          diagnostics.body,
+          /<td data-label="Destination">Meta<\/td><td data-label="Forwarded" class="num">1 \(/,
+        );
       } finally {
         await worker.stop();
         await sender.close();

@@ -47,6 +47,7 @@ const NOTICES: Record<string, string> = {
   'credentials-saved': 'Credentials replaced. A suspended destination is resumed with them.',
   'destination-resumed': 'Destination resumed: its waiting events are being sent.',
   'destination-deleted': 'Destination deleted.',
+  'event-replayed': 'Queued to be sent again: the status changes once the platform has answered.',
 };
 
 /** The notice a redirect asked for with `?done=`, if it names one. */

@@ -12,7 +12,11 @@ import {
   getDestination,
   updateDestination,
 } from '../../domain/forwarding/destinations.ts';
-import { replayDestination, testDestination } from '../../domain/forwarding/event-forwarding.ts';
+import {
+  getEventWithForwarding,
+  replayDestination,
+  testDestination,
+} from '../../domain/forwarding/event-forwarding.ts';
 import { isPlatform } from '../../domain/forwarding/platforms/registry.ts';
 import { createKey, revokeKey } from '../../domain/keys/keys.ts';
 import { CreateKeySchema } from '../../domain/keys/schemas.ts';
@@ -185,6 +189,33 @@ export function registerScreens(
 
   screens.page<{ pixel_id: string; event_id: string }>(
     '/dashboard/events/:pixel_id/:event_id',
+    async (request, ctx, flash) => ({
+      section: '/dashboard/events',
+      title: 'Event record',
+      body: await eventBody(ctx, request.params.pixel_id, request.params.event_id),
+      flash,
+    }),
+  );
+
+  // One event sent again to one destination: a replay of that event's instant, for its
+  // failed or skipped job (the API's replay, so the same checks and the same worker).
+  screens.form<{ pixel_id: string; event_id: string; destination_id: string }>(
+    '/dashboard/events/:pixel_id/:event_id/replay/:destination_id',
+    async (request, ctx) => {
+      const { pixel_id: pixelId, event_id: eventId, destination_id: id } = request.params;
+      const event = await getEventWithForwarding({ ctx, pixelId, eventId });
+      const job = event.forwarding.find((f) => f.destination_id === id);
+      if (!job || (job.status !== 'failed' && job.status !== 'skipped')) {
+        throw new TrackwayError('conflict', 'Only a failed or skipped event can be sent again.');
+      }
+      await replayDestination({
+        ctx,
+        pixelId,
+        id,
+        input: { start_date: event.timestamp, end_date: event.timestamp, statuses: [job.status] },
+      });
+      return `/dashboard/events/${encodeURIComponent(pixelId)}/${encodeURIComponent(eventId)}?done=event-replayed`;
+    },
     async (request, ctx) => ({
       section: '/dashboard/events',
       title: 'Event record',

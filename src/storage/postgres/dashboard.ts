@@ -6,7 +6,13 @@
  */
 import pg from 'pg';
 import type { StatsBucket } from '../../domain/model.ts';
-import type { StatsQuery, StatsStore, TopEventStats } from '../../domain/ports.ts';
+import type {
+  ExplorerPage,
+  ExplorerQuery,
+  StatsQuery,
+  StatsStore,
+  TopEventStats,
+} from '../../domain/ports.ts';
 import {
   DIAG_FLAGS,
   type DiagFlag,
@@ -14,7 +20,9 @@ import {
   type DiagnosticsRollup,
 } from '../../domain/stats/diagnostics.ts';
 import { HOUR_MS } from '../event-totals.ts';
+import { explorePage } from '../queries/explorer.ts';
 import type { FeedBus } from '../sql/ports.ts';
+import { PostgresRunner } from './runner.ts';
 
 /** The counts table, its bucket column and the bucket's width for the query's interval. */
 const source = (q: StatsQuery) =>
@@ -23,7 +31,15 @@ const source = (q: StatsQuery) =>
     : (['event_counts_daily', 'day', 24 * HOUR_MS] as const);
 
 export class PostgresStatsStore implements StatsStore {
-  constructor(private readonly pool: pg.Pool) {}
+  private readonly runner: PostgresRunner;
+
+  constructor(private readonly pool: pg.Pool) {
+    this.runner = new PostgresRunner(pool);
+  }
+
+  explore(q: ExplorerQuery): Promise<ExplorerPage> {
+    return this.runner.read(() => explorePage(this.runner.sql, q));
+  }
 
   /** The diagnostics rollups (migration 025) over the hours: four grouped sums, in parallel. */
   async diagnostics(q: DiagnosticsQuery): Promise<DiagnosticsRollup> {
@@ -90,7 +106,7 @@ export class PostgresStatsStore implements StatsStore {
           WHERE account_id = $1 AND pixel_id = $2 AND event_name = $3
             AND timestamp >= to_timestamp($4::float8 * 3600)
             AND timestamp < to_timestamp(($5::float8 + 1) * 3600)
-          ORDER BY timestamp DESC, seq DESC LIMIT 500) recent
+          ORDER BY timestamp DESC, seq DESC LIMIT 50) recent
         WHERE NOT coalesce((match_quality -> 'keys')::jsonb ? $6, false)
         ORDER BY timestamp DESC, seq DESC LIMIT 1`,
       [q.accountId, q.pixelId, q.eventName, q.firstHour, q.lastHour, q.qualityKey],

@@ -4,15 +4,31 @@
  */
 import { EventEmitter } from 'node:events';
 import type { StatsBucket } from '../../domain/model.ts';
-import type { StatsQuery, StatsStore, TopEventStats } from '../../domain/ports.ts';
+import type {
+  ExplorerPage,
+  ExplorerQuery,
+  StatsQuery,
+  StatsStore,
+  TopEventStats,
+} from '../../domain/ports.ts';
 import type { DiagnosticsQuery, DiagnosticsRollup } from '../../domain/stats/diagnostics.ts';
 import { HOUR_MS } from '../event-totals.ts';
+import { explorePage } from '../queries/explorer.ts';
 import type { FeedBus } from '../sql/ports.ts';
 import type { SqliteDatabase } from './database.ts';
 import { exampleLacking, readDiagnostics } from './diagnostics.ts';
+import { SqliteRunner } from './runner.ts';
 
 export class SqliteStatsStore implements StatsStore {
-  constructor(private readonly db: SqliteDatabase) {}
+  private readonly runner: SqliteRunner;
+
+  constructor(private readonly db: SqliteDatabase) {
+    this.runner = new SqliteRunner(db);
+  }
+
+  explore(q: ExplorerQuery): Promise<ExplorerPage> {
+    return this.runner.read(() => explorePage(this.runner.sql, q));
+  }
 
   async eventStats(q: StatsQuery): Promise<StatsBucket[]> {
     const width = q.interval === 'hour' ? HOUR_MS : 24 * HOUR_MS;

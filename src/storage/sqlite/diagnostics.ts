@@ -107,6 +107,16 @@ export class DiagBatch {
     } else this.jobs.set(k, [e.pixelId, e.accountId, destinationId, hour, 1, e.eventId]);
   }
 
+  /** The gathered rows, as the upserts take them (the diagnostics bench seeds PostgreSQL so). */
+  rows() {
+    return {
+      events: [...this.events.values()],
+      dropped: [...this.dropped.values()],
+      revenue: [...this.revenue.values()],
+      jobs: [...this.jobs.values()],
+    };
+  }
+
   write(statements: DiagStatements): void {
     for (const r of this.events.values()) {
       statements.events.run(
@@ -268,7 +278,7 @@ export function readDiagnostics(db: SqliteDatabase, q: DiagnosticsQuery): Diagno
 }
 
 /**
- * The newest event of a name in the period that was stored without a key, among the newest 500
+ * The newest event of a name in the period that was stored without a key, among the newest 50
  * of that name (a bounded read of the events' index, never a scan): the example a finding
  * links to. Null when none of those lacks it.
  */
@@ -282,7 +292,7 @@ export function exampleLacking(
          SELECT event_id, match_quality, timestamp, seq FROM events
           WHERE account_id = @accountId AND pixel_id = @pixelId AND event_name = @eventName
             AND timestamp >= @from AND timestamp < @to
-          ORDER BY timestamp DESC, seq DESC LIMIT 500)
+          ORDER BY timestamp DESC, seq DESC LIMIT 50)
         WHERE NOT EXISTS (SELECT 1 FROM json_each(match_quality, '$.keys') WHERE value = @key)
         ORDER BY timestamp DESC, seq DESC LIMIT 1`,
     )
