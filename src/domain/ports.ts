@@ -343,8 +343,24 @@ export interface StatsStore {
   exampleLacking(
     query: DiagnosticsQuery & { eventName: string; qualityKey: string },
   ): Promise<string | null>;
+  /**
+   * Revenue per hour and currency over the query's hours (revenue_hourly); with `names`,
+   * per event name of those and currency instead (`hour` then 0): bounded by the names asked
+   * for, whatever the pixel's number of names.
+   */
+  revenue(query: DiagnosticsQuery, names?: readonly string[]): Promise<RevenueRow[]>;
   /** A page of the events explorer (dashboard): see ExplorerQuery. */
   explore(query: ExplorerQuery): Promise<ExplorerPage>;
+}
+
+export interface RevenueRow {
+  hour: number;
+  /** Set when the rows are per name. */
+  eventName: string | null;
+  /** '' for values sent without a currency. */
+  currency: string;
+  n: number;
+  valueSum: number;
 }
 
 /** The events explorer's page: newest first, before (`older`) or after (`newer`) a cursor. */

@@ -110,3 +110,29 @@ const QUALITY_KEY: Record<string, string> = {
   ip: 'client_ip_address',
   ua: 'client_user_agent',
 };
+
+/**
+ * The pixel's revenue per hour and currency over the period, or with `names` per those event
+ * names and currency: never summed across currencies.
+ */
+export async function revenueOf({
+  ctx,
+  pixelId,
+  period,
+  names,
+}: {
+  ctx: Context;
+  pixelId: string;
+  period: ResolvedPeriod;
+  names?: readonly string[];
+}) {
+  const pixel = await ctx.store.pixels.getPixel(ctx.account.id, pixelId);
+  if (!pixel) throw pixelNotFound(pixelId);
+  const q = {
+    accountId: ctx.account.id,
+    pixelId,
+    firstHour: period.firstHour,
+    lastHour: period.lastHour,
+  };
+  return ctx.store.stats.revenue(q, names);
+}

@@ -510,6 +510,37 @@ for (const kind of await testStores()) {
       assert.equal((await get(theirs.cookie, url)).statusCode, 404);
     });
 
+    it('shows revenue per currency, never summed across currencies', async () => {
+      const pixelId = await h.pixel(acme);
+      for (const [id, value, currency] of [
+        ['eur-1', 10, 'EUR'],
+        ['usd-1', 5.5, 'USD'],
+      ] as const) {
+        const res = await h.track(acme, {
+          pixel_id: pixelId,
+          event_name: 'Purchase',
+          event_id: id,
+          value,
+          currency,
+        });
+        assert.equal(res.statusCode, 200, res.body);
+      }
+      const { cookie } = await signIn(acme);
+      for (const url of [
+        `/dashboard?pixel_id=${pixelId}&period=30d`,
+        `/dashboard/diagnostics?pixel_id=${pixelId}&period=24h`,
+        `/dashboard/events?pixel_id=${pixelId}`,
+      ]) {
+        const body = (await get(cookie, url)).body;
+        assert.ok(body.includes('€10.00'), url);
+        assert.ok(body.includes('$5.50'), url);
+        assert.ok(!body.includes('15.5'), `${url} adds EUR to USD`);
+      }
+      const bad = await get(cookie, `/dashboard/diagnostics?pixel_id=${pixelId}&period=1y`);
+      assert.equal(bad.statusCode, 400);
+      assert.match(bad.body, /period/);
+    });
+
     it('signs in with a key into an HttpOnly, SameSite=Strict session cookie that holds no key', async () => {
       const { res, setCookie, cookie } = await signIn(acme);
       assert.equal(res.statusCode, 303);

@@ -76,11 +76,21 @@ export function registerScreens(
   usageOf: (reply: FastifyReply) => Usage | null,
   platforms: () => PlatformGateway,
 ): void {
-  screens.page('/dashboard', async (request, ctx, _flash, reply) => ({
-    section: '/dashboard',
-    title: 'Overview',
-    body: await overviewBody(ctx, request.query, usageOf(reply)),
-  }));
+  screens.page('/dashboard', async (request, ctx, _flash, reply) => {
+    const screen = { section: '/dashboard', title: 'Overview' } as const;
+    try {
+      return { ...screen, body: await overviewBody(ctx, request.query, usageOf(reply)) };
+    } catch (error) {
+      if (!isInvalid(error)) throw error;
+      const { pixel_id } = request.query;
+      return {
+        ...screen,
+        body: await overviewBody(ctx, pixel_id ? { pixel_id } : {}, usageOf(reply)),
+        flash: { error: error.message },
+        status: 400,
+      };
+    }
+  });
 
   // Diagnostics: a bad period shows the page again for the last 7 days, and the reason.
   screens.page('/dashboard/diagnostics', async (request, ctx) => {

@@ -9,6 +9,7 @@ import type { StatsBucket } from '../../domain/model.ts';
 import type {
   ExplorerPage,
   ExplorerQuery,
+  RevenueRow,
   StatsQuery,
   StatsStore,
   TopEventStats,
@@ -35,6 +36,28 @@ export class PostgresStatsStore implements StatsStore {
 
   constructor(private readonly pool: pg.Pool) {
     this.runner = new PostgresRunner(pool);
+  }
+
+  async revenue(q: DiagnosticsQuery, names?: readonly string[]): Promise<RevenueRow[]> {
+    if (names !== undefined && names.length === 0) return [];
+    const scope = 'pixel_id = $1 AND account_id = $2 AND hour BETWEEN $3 AND $4';
+    const { rows } = await this.pool.query<[string, string | null, string, string, number]>({
+      text:
+        names === undefined
+          ? `SELECT hour, NULL, currency, sum(n), sum(value_sum) FROM revenue_hourly
+              WHERE ${scope} GROUP BY hour, currency`
+          : `SELECT 0, event_name, currency, sum(n), sum(value_sum) FROM revenue_hourly
+              WHERE ${scope} AND event_name = ANY ($5::text[]) GROUP BY event_name, currency`,
+      values: [q.pixelId, q.accountId, q.firstHour, q.lastHour, ...(names ? [names] : [])],
+      rowMode: 'array',
+    });
+    return rows.map(([hour, eventName, currency, n, valueSum]) => ({
+      hour: Number(hour),
+      eventName,
+      currency,
+      n: Number(n),
+      valueSum: Number(valueSum),
+    }));
   }
 
   explore(q: ExplorerQuery): Promise<ExplorerPage> {

@@ -7,6 +7,7 @@ import type { StatsBucket } from '../../domain/model.ts';
 import type {
   ExplorerPage,
   ExplorerQuery,
+  RevenueRow,
   StatsQuery,
   StatsStore,
   TopEventStats,
@@ -24,6 +25,38 @@ export class SqliteStatsStore implements StatsStore {
 
   constructor(private readonly db: SqliteDatabase) {
     this.runner = new SqliteRunner(db);
+  }
+
+  async revenue(q: DiagnosticsQuery, names?: readonly string[]): Promise<RevenueRow[]> {
+    const scope = 'pixel_id = ? AND account_id = ? AND hour BETWEEN ? AND ?';
+    const params: unknown[] = [q.pixelId, q.accountId, q.firstHour, q.lastHour];
+    const rows = (
+      names === undefined
+        ? this.db
+            .prepare(
+              `SELECT hour, NULL, currency, sum(n), sum(value_sum) FROM revenue_hourly
+                WHERE ${scope} GROUP BY hour, currency`,
+            )
+            .raw()
+            .all(...params)
+        : names.length === 0
+          ? []
+          : this.db
+              .prepare(
+                `SELECT 0, event_name, currency, sum(n), sum(value_sum) FROM revenue_hourly
+                  WHERE ${scope} AND event_name IN (SELECT value FROM json_each(?))
+                  GROUP BY event_name, currency`,
+              )
+              .raw()
+              .all(...params, JSON.stringify(names))
+    ) as Array<[number, string | null, string, number, number]>;
+    return rows.map(([hour, eventName, currency, n, valueSum]) => ({
+      hour,
+      eventName,
+      currency,
+      n,
+      valueSum,
+    }));
   }
 
   explore(q: ExplorerQuery): Promise<ExplorerPage> {

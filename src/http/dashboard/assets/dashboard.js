@@ -16,11 +16,24 @@ function hourLabel(iso) {
   return `${iso.slice(5, 10)} ${iso.slice(11, 16)}`;
 }
 
+/** An amount in its currency, as the server writes it (Intl.NumberFormat). */
+function money(value, currency) {
+  if (currency) {
+    try {
+      return new Intl.NumberFormat('en-US', { style: 'currency', currency }).format(value);
+    } catch {
+      // Not a code Intl knows: the number and the code as sent.
+    }
+  }
+  const n = new Intl.NumberFormat('en-US', { maximumFractionDigits: 2 }).format(value);
+  return currency ? `${n} ${currency}` : `${n} (no currency)`;
+}
+
 function drawOverview() {
   const data = document.getElementById('overview-data');
   if (!data || typeof Chart === 'undefined') return;
-  const { labels, events, revenue } = JSON.parse(data.textContent);
-  const x = labels.map(hourLabel);
+  const { labels, interval, events, revenue } = JSON.parse(data.textContent);
+  const x = labels.map((l) => (interval === 'day' ? l.slice(0, 10) : hourLabel(l)));
   const common = {
     responsive: true,
     maintainAspectRatio: false,
@@ -49,17 +62,27 @@ function drawOverview() {
     type: 'line',
     data: {
       labels: x,
-      datasets: [
-        {
-          label: 'Revenue',
-          data: revenue,
-          borderColor: '#15803d',
-          backgroundColor: '#15803d',
-          tension: 0.2,
-        },
-      ],
+      // One line per currency: amounts in different currencies are never added.
+      datasets: revenue.map((series, i) => ({
+        label: series.currency || 'No currency',
+        data: series.data,
+        borderColor: PALETTE[(i + 2) % PALETTE.length],
+        backgroundColor: PALETTE[(i + 2) % PALETTE.length],
+        tension: 0.2,
+      })),
     },
-    options: { ...common, scales: { y: { beginAtZero: true } } },
+    options: {
+      ...common,
+      plugins: {
+        ...common.plugins,
+        tooltip: {
+          callbacks: {
+            label: (item) => money(item.parsed.y, revenue[item.datasetIndex].currency),
+          },
+        },
+      },
+      scales: { y: { beginAtZero: true } },
+    },
   });
 }
 
@@ -89,7 +112,7 @@ function followTail() {
       cell(`${record.received_at.slice(0, 10)} ${record.received_at.slice(11, 19)} UTC`),
       cell(record.event_name),
       cell(record.event_id),
-      cell(record.value === null ? '—' : `${record.value} ${record.currency ?? ''}`, 'num'),
+      cell(record.value === null ? '—' : money(record.value, record.currency), 'num'),
     );
     const details = document.createElement('details');
     const summary = document.createElement('summary');
