@@ -488,6 +488,14 @@ export function registerScreens(
     async (request, ctx) => ({ ...(await webhook(ctx, request.params.webhook_id)), status: 409 }),
   );
 
+  // Any other dashboard URL: 404, inside the layout (kit.ts).
+  screens.page('/dashboard/*', async (request) => {
+    throw new TrackwayError(
+      'not_found',
+      `There is no dashboard page at ${request.url.split('?')[0]}.`,
+    );
+  });
+
   // API keys
   const keys = async (
     request: { dashboardKeyId: string | null },

@@ -125,11 +125,66 @@ function followTail() {
     td.append(details);
     tr.append(td);
     rows.prepend(tr);
+    labelRow(rows.closest('table'), tr);
     while (rows.rows.length > 200) rows.deleteRow(-1);
   });
+}
+
+/**
+ * Every table reads as a list on a phone (the stylesheet's `table.stack`): tables the server
+ * did not label get each cell's column name here, and rows the live tail adds get theirs too.
+ */
+function labelRow(table, row) {
+  const names = [...table.querySelectorAll('thead th')].map((th) => th.textContent.trim());
+  [...row.cells].forEach((td, i) => {
+    if (!td.dataset.label && names[i]) td.dataset.label = names[i];
+  });
+}
+
+function stackTables() {
+  for (const table of document.querySelectorAll('main table')) {
+    if (!table.tHead) continue;
+    table.classList.add('stack');
+    for (const row of table.tBodies[0]?.rows ?? []) labelRow(table, row);
+  }
+}
+
+/** The copy buttons: shown only here, where they can work; each says when it has copied. */
+function copyButtons() {
+  for (const button of document.querySelectorAll('button[data-copy]')) {
+    const target = document.getElementById(button.dataset.copy);
+    if (!target || !navigator.clipboard) continue;
+    button.hidden = false;
+    button.addEventListener('click', async () => {
+      const status = button.nextElementSibling;
+      try {
+        await navigator.clipboard.writeText('value' in target ? target.value : target.textContent);
+        if (status) status.textContent = 'Copied.';
+      } catch {
+        if (status) status.textContent = 'Could not copy: select the text and copy it.';
+      }
+    });
+  }
+}
+
+/** The period pickers: the custom dates only when "Custom dates" is chosen. */
+function customPeriods() {
+  for (const select of document.querySelectorAll('select[data-custom-period]')) {
+    const form = select.form;
+    const sync = () => {
+      for (const field of form.querySelectorAll('.custom-date')) {
+        field.hidden = select.value !== 'custom';
+      }
+    };
+    select.addEventListener('change', sync);
+    sync();
+  }
 }
 
 document.addEventListener('DOMContentLoaded', () => {
   drawOverview();
   followTail();
+  copyButtons();
+  customPeriods();
+  stackTables();
 });

@@ -118,3 +118,11 @@ export function periodFields(period: string, start = '', end = ''): Html {
 export function withCode(text: string): Html {
   return html`${text.split('`').map((part, i) => (i % 2 === 1 ? html`<code>${part}</code>` : part))}`;
 }
+
+/**
+ * A button copying the text of the element `targetId` (an input's value) to the clipboard;
+ * hidden until the page script shows it, since without the script it could not work.
+ */
+export function copyButton(targetId: string, what: string): Html {
+  return html`<button type="button" class="copy" data-copy="${targetId}" hidden>Copy<span class="visually-hidden"> ${what}</span></button><span class="copy-status" role="status"></span>`;
+}
