@@ -250,7 +250,7 @@ for (const kind of kinds) {
       await page.getByText('View record of order-1001').click();
       assert.match((await page.locator('pre.record').first().textContent())!, /"value": 42.5/);
       await accessible('events explorer');
-      await page.getByRole('link', { name: 'Forwarding and match quality of order-1001' }).click();
+      await page.getByRole('link', { name: 'Purchase order-1001' }).click();
       await page.getByRole('heading', { name: 'Match quality' }).waitFor();
       assert.match((await page.locator('dd.score').textContent())!, /^\d+\.\d \/ 10$/);
       await accessible('event record');
