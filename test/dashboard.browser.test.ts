@@ -312,7 +312,7 @@ for (const kind of kinds) {
       await page.getByRole('button', { name: 'Resume Meta CAPI' }).click();
       await page.getByRole('status').filter({ hasText: 'Destination resumed' }).waitFor();
       await page.goto(url(`/dashboard/events/${pixelId}/order-1001`));
-      const forwarded = page.locator('.forwarding .status.forwarded');
+      const forwarded = page.locator('.forwarding dd .status.forwarded');
       while (!(await forwarded.isVisible())) await page.reload();
       assert.equal(await forwarded.textContent(), 'forwarded');
       // Each request: [time, status code, duration, Meta's answer].

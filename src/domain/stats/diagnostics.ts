@@ -134,12 +134,17 @@ function hasClickId(url: string | null): boolean {
   }
 }
 
-/** A forwarding outcome's reason as the rollup keys it: a message, cut, or '' for none. */
+/**
+ * A forwarding outcome's reason as the rollup keys it: the message without the per-request
+ * trace id a platform appends (Meta's `(fbtrace_id …)`), so equal refusals count together,
+ * cut to REASON_LENGTH; '' for none.
+ */
 export function outcomeReason(status: string, reason: string | null, lastError: string | null) {
-  if (status === 'skipped') return (reason ?? '').slice(0, REASON_LENGTH);
-  if (status === 'failed') return (lastError ?? reason ?? '').slice(0, REASON_LENGTH);
-  return '';
+  const text = status === 'skipped' ? reason : status === 'failed' ? (lastError ?? reason) : null;
+  if (!text) return '';
+  return text.replace(TRACE_ID, '').trim().slice(0, REASON_LENGTH);
 }
+const TRACE_ID = /\s*\((?:fbtrace_id|trace_id|request_id|x-request-id)[:=]?\s*[^)]*\)/gi;
 export const REASON_LENGTH = 200;
 
 /** What the store sums for a period (inclusive hours). */
@@ -341,10 +346,17 @@ export function diagnose(
         for (const f of DIAG_FLAGS) counts[f] += part[f];
       }
       if (counts.n < MIN_EVENTS) continue;
-      for (const k of COVERAGE_KEYS) {
-        if (!SENTENCE_KEYS.includes(k.key) || !use.has(k.key)) continue;
-        const missing = 1 - counts[k.flag] / counts.n;
-        if (missing < 0.3) continue;
+      // The two worst keys of each name and destination: more would drown the page.
+      const worst = COVERAGE_KEYS.filter((k) => SENTENCE_KEYS.includes(k.key) && use.has(k.key))
+        .map((k) => ({ k, missing: 1 - counts[k.flag] / counts.n }))
+        .filter((x) => x.missing >= 0.3)
+        .sort(
+          (a, b) =>
+            b.missing - a.missing ||
+            SENTENCE_KEYS.indexOf(a.k.key) - SENTENCE_KEYS.indexOf(b.k.key),
+        )
+        .slice(0, 2);
+      for (const { k, missing } of worst) {
         findings.push({
           weight: missing * counts.n,
           text: `${pct(missing)} of ${eventName} events reach ${name} without \`${k.field}\`: ${ADVICE[k.key]}.`,

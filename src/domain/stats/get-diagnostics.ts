@@ -88,7 +88,7 @@ export async function getDiagnostics({
   const result = diagnose(rollup, destinations, pixelId);
   // The top findings only get an example: each is one bounded read.
   await Promise.all(
-    result.findings.slice(0, 5).map(async (f) => {
+    result.findings.slice(0, SHOWN_FINDINGS).map(async (f) => {
       if (!f.example) return;
       const eventId = await ctx.store.stats.exampleLacking({
         ...q,
@@ -104,6 +104,9 @@ export async function getDiagnostics({
   );
   return result;
 }
+
+/** The findings the page shows (each with an example: one bounded read each). */
+export const SHOWN_FINDINGS = 8;
 
 /** The coverage keys' names in an event's match_quality.keys (match-quality.ts). */
 const QUALITY_KEY: Record<string, string> = {

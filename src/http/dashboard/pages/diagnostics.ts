@@ -8,6 +8,7 @@ import {
   getDiagnostics,
   type PeriodInput,
   resolvePeriod,
+  SHOWN_FINDINGS,
 } from '../../../domain/stats/get-diagnostics.ts';
 import { type Html, html } from '../html.ts';
 import {
@@ -60,7 +61,7 @@ ${
   d.findings.length === 0
     ? html`<p>Nothing stands out in this period.</p>`
     : html`<ol>${d.findings
-        .slice(0, 8)
+        .slice(0, SHOWN_FINDINGS)
         .map(
           (f) =>
             html`<li>${withCode(f.text)}${f.href && f.linkText ? html` <a href="${f.href}">${f.linkText}</a>` : ''}</li>`,

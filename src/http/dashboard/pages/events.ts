@@ -41,7 +41,7 @@ export async function eventsBody(ctx: Context, filters: EventFilters): Promise<H
 ${
   page.destinations.length === 0
     ? ''
-    : html`<div class="field"><label for="destination_id">To</label><select id="destination_id" name="destination_id">${option('', 'Any destination', value('destination_id'))}${page.destinations.map((d) => option(d.id, names.get(d.id)!, value('destination_id')))}</select></div>`
+    : html`<div class="field"><label for="destination_id">Destination</label><select id="destination_id" name="destination_id">${option('', 'Any destination', value('destination_id'))}${page.destinations.map((d) => option(d.id, names.get(d.id)!, value('destination_id')))}</select></div>`
 }`;
   const link = (cursor: Record<string, string>) => {
     const params = new URLSearchParams({ pixel_id: pixel.id });
