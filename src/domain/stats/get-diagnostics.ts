@@ -30,8 +30,12 @@ export interface ResolvedPeriod {
 }
 
 /** The period asked for, as whole hours ending with the hour of `now` (or of end_date). */
-export function resolvePeriod(input: PeriodInput, now: Date): ResolvedPeriod {
-  const named = input.period ?? (input.start_date || input.end_date ? 'custom' : '7d');
+export function resolvePeriod(
+  input: PeriodInput,
+  now: Date,
+  fallback: keyof typeof PERIODS = '7d',
+): ResolvedPeriod {
+  const named = input.period ?? (input.start_date || input.end_date ? 'custom' : fallback);
   if (named !== 'custom' && !Object.hasOwn(PERIODS, named)) {
     throw invalidParameter('period', 'must be one of 24h, 7d, 30d or custom');
   }

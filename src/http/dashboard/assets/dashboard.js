@@ -69,6 +69,8 @@ function drawOverview() {
         borderColor: PALETTE[(i + 2) % PALETTE.length],
         backgroundColor: PALETTE[(i + 2) % PALETTE.length],
         tension: 0.2,
+        // Hundreds of hours: a dot on each would hide the line.
+        pointRadius: series.data.length > 48 ? 0 : 2,
       })),
     },
     options: {

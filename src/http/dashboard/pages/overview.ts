@@ -39,7 +39,8 @@ ${meter('Today (UTC)', 'use-day', usage.day.used, usage.day.limit)}
     : html`<p>Rate limits are switched off on this server.</p>`;
   const { pixels, pixel } = await pickPixel(ctx, query.pixel_id);
   if (!pixel) return html`${usageHtml}${noPixels}`;
-  const period = resolvePeriod(query, ctx.clock.now());
+  // The overview opens on the last 24 hours, as it always has.
+  const period = resolvePeriod(query, ctx.clock.now(), '24h');
   // Hours up to a month (744 bars); days beyond, so a chart never has more than 1,000 bars.
   const interval = period.lastHour - period.firstHour + 1 > 31 * 24 ? 'day' : 'hour';
   const width = interval === 'hour' ? HOUR_MS : 24 * HOUR_MS;
