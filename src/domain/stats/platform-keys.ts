@@ -6,7 +6,9 @@
  */
 import { platformUserData } from '../forwarding/platform-user-data.ts';
 import { type Platform, platformModule } from '../forwarding/platforms/registry.ts';
-import type { CoverageKey } from './diagnostics.ts';
+
+/** The diagnostics' coverage keys (diagnostics.ts COVERAGE_KEYS) a probe can tell about. */
+type CoverageKey = 'email' | 'phone' | 'external_id' | 'fbc' | 'fbp' | 'ip' | 'ua' | 'click';
 
 /** Each raw key's probe value, and the markers that show it went out. */
 const PROBES: ReadonlyArray<{ key: CoverageKey; markers: string[] }> = [
