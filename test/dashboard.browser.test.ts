@@ -250,7 +250,7 @@ for (const kind of kinds) {
       await page.getByText('View record of order-1001').click();
       assert.match((await page.locator('pre.record').first().textContent())!, /"value": 42.5/);
       await accessible('events explorer');
-      await page.getByRole('link', { name: 'Forwarding and match quality of order-1001' }).click();
+      await page.getByRole('link', { name: 'Purchase order-1001' }).click();
       await page.getByRole('heading', { name: 'Match quality' }).waitFor();
       assert.match((await page.locator('dd.score').textContent())!, /^\d+\.\d \/ 10$/);
       await accessible('event record');
@@ -312,7 +312,7 @@ for (const kind of kinds) {
       await page.getByRole('button', { name: 'Resume Meta CAPI' }).click();
       await page.getByRole('status').filter({ hasText: 'Destination resumed' }).waitFor();
       await page.goto(url(`/dashboard/events/${pixelId}/order-1001`));
-      const forwarded = page.locator('.forwarding .status.forwarded');
+      const forwarded = page.locator('.forwarding dd .status.forwarded');
       while (!(await forwarded.isVisible())) await page.reload();
       assert.equal(await forwarded.textContent(), 'forwarded');
       // Each request: [time, status code, duration, Meta's answer].

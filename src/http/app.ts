@@ -5,7 +5,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import sjson from 'secure-json-parse';
@@ -21,6 +20,7 @@ import { authenticateRequest, KeyHashes } from './auth.ts';
 import { decodeBody } from './content-encoding.ts';
 import { registerDashboard } from './dashboard/plugin.ts';
 import type { App, AppDeps } from './deps.ts';
+import { registerDocsPage } from './docs/docs-page.ts';
 import { errorBody, handleClientError, handleError, MAX_BODY_BYTES } from './errors.ts';
 import { LazyChildLogger } from './lazy-logger.ts';
 import { createMetrics } from './metrics.ts';
@@ -358,21 +358,13 @@ export async function buildApp(given: AppDeps): Promise<App> {
         ? finishOpenApiDocument(documents.openapiObject as Record<string, unknown>)
         : documents.swaggerObject,
   });
-  // A Content-Security-Policy for the docs page: its own scripts only, never framed. (Not the
-  // plugin's default, whose upgrade-insecure-requests breaks the page on http://127.0.0.1.)
-  await app.register(swaggerUi, {
-    routePrefix: '/docs',
-    // "Try it" sends to the server showing the page, wherever it runs; the document's own
-    // `servers` entry names the local default, for generators and readers.
-    transformSpecification: (document, request) => ({
-      ...document,
-      servers: [{ url: `${request.protocol}://${request.host}`, description: 'This server' }],
-    }),
-    staticCSP:
-      "default-src 'self'; base-uri 'self'; object-src 'none'; frame-ancestors 'none'; " +
-      "script-src 'self'; script-src-attr 'none'; style-src 'self' 'unsafe-inline'; " +
-      "img-src 'self' data:; font-src 'self' data:",
-  });
+  // The API reference (Redoc, served from node_modules: docs/decisions.md). Its examples
+  // name the server showing the page, wherever it runs; the document's own `servers` entry
+  // names the local default, for generators and readers.
+  registerDocsPage(app, (request) => ({
+    ...(app.swagger() as unknown as Record<string, unknown>),
+    servers: [{ url: `${request.protocol}://${request.host}`, description: 'This server' }],
+  }));
 
   registerHealthRoutes(app, deps);
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {

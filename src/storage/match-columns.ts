@@ -8,6 +8,7 @@ import { DEFAULT_ACTION_SOURCE, RAW_MATCH_KEYS_TTL_MS } from '../domain/forwardi
 import { matchQualityOfRecord } from '../domain/forwarding/match-quality.ts';
 import { storedHashes } from '../domain/forwarding/platform-user-data.ts';
 import type { TrackedEvent } from '../domain/model.ts';
+import { diagFlags } from '../domain/stats/diagnostics.ts';
 
 export interface MatchColumns {
   actionSource: string;
@@ -29,6 +30,8 @@ export interface MatchColumns {
   dropped: string | null;
   /** The score, for the hourly rollup's `match_sum`. */
   score: number;
+  /** The bits of DIAG_FLAGS the diagnostics rollup counts (migration 025). */
+  diagFlags: number;
   /** The event_match_keys row, or null when the event carried no raw key and no location. */
   raw: { expiresAtMs: number; matchKeys: string | null; location: string | null } | null;
 }
@@ -54,6 +57,7 @@ export function matchColumns(event: TrackedEvent): MatchColumns {
     matchQuality: qualityJson(quality),
     dropped: event.dropped?.length ? JSON.stringify(event.dropped) : null,
     score: quality.score,
+    diagFlags: diagFlags(event.matchQuality ? event : { ...event, matchQuality: quality }),
     raw:
       matchKeys === null && location === null
         ? null

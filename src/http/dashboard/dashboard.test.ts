@@ -113,7 +113,7 @@ for (const kind of await testStores()) {
       const after = (await get(cookie, page)).body;
       assert.doesNotMatch(after, /none in the last 7 days/);
       const events = (await get(cookie, `/dashboard/events?pixel_id=${pixelId}`)).body;
-      assert.match(events, /<td>browser<\/td>/);
+      assert.match(events, /<td data-label="Source">browser<\/td>/);
       const rotated = await post(cookie, `${page}/publishable-key`);
       assert.equal(rotated.statusCode, 303, rotated.body);
       const second = await key();
@@ -541,16 +541,64 @@ for (const kind of await testStores()) {
         assert.match(page.body, /<caption>Requests to Meta \(Conversions API\)<\/caption>/);
         assert.match(
           page.body,
-          /<dt>Destination<\/dt><dd>[^<]+ <span class="hint">\(Meta \(Conversions API\)\)<\/span>/,
+          /<dt>Destination<\/dt><dd><a [^>]+>[^<]+<\/a> <span class="hint">\(Meta \(Conversions API\), <code>dst_/,
         );
         assert.match(page.body, /<td>200<\/td>/);
         assert.match(page.body, /events_received/);
+        // The explorer: one badge per destination, by name, and the status filter.
+        const list = await get(cookie, `/dashboard/events?pixel_id=${pixelId}`);
+        assert.match(list.body, /<span class="status forwarded">Meta: forwarded<\/span>/);
+        const failed = await get(cookie, `/dashboard/events?pixel_id=${pixelId}&status=failed`);
+        assert.doesNotMatch(failed.body, /lead-dash/);
+        const forwarded = `/dashboard/events?pixel_id=${pixelId}&status=forwarded&destination_id=${dst}`;
+        assert.match((await get(cookie, forwarded)).body, /lead-dash/);
+        // Diagnostics count it for Meta, by name.
+        const diagnostics = await get(
+          cookie,
+          `/dashboard/diagnostics?pixel_id=${pixelId}&period=24h`,
+        );
+        assert.equal(diagnostics.statusCode, 200);
+        assert.match(
+          diagnostics.body,
+          /<td data-label="Destination">Meta<\/td><td data-label="Forwarded" class="num">1 \(/,
+        );
       } finally {
         await worker.stop();
         await sender.close();
       }
       const theirs = await signIn(other);
       assert.equal((await get(theirs.cookie, url)).statusCode, 404);
+    });
+
+    it('shows revenue per currency, never summed across currencies', async () => {
+      const pixelId = await h.pixel(acme);
+      for (const [id, value, currency] of [
+        ['eur-1', 10, 'EUR'],
+        ['usd-1', 5.5, 'USD'],
+      ] as const) {
+        const res = await h.track(acme, {
+          pixel_id: pixelId,
+          event_name: 'Purchase',
+          event_id: id,
+          value,
+          currency,
+        });
+        assert.equal(res.statusCode, 200, res.body);
+      }
+      const { cookie } = await signIn(acme);
+      for (const url of [
+        `/dashboard?pixel_id=${pixelId}&period=30d`,
+        `/dashboard/diagnostics?pixel_id=${pixelId}&period=24h`,
+        `/dashboard/events?pixel_id=${pixelId}`,
+      ]) {
+        const body = (await get(cookie, url)).body;
+        assert.ok(body.includes('€10.00'), url);
+        assert.ok(body.includes('$5.50'), url);
+        assert.ok(!body.includes('15.5'), `${url} adds EUR to USD`);
+      }
+      const bad = await get(cookie, `/dashboard/diagnostics?pixel_id=${pixelId}&period=1y`);
+      assert.equal(bad.statusCode, 400);
+      assert.match(bad.body, /period/);
     });
 
     it('signs in with a key into an HttpOnly, SameSite=Strict session cookie that holds no key', async () => {

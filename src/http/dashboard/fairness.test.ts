@@ -84,7 +84,10 @@ for (const kind of await testStores()) {
         /<script type="application\/json" id="overview-data">([^<]*)<\/script>/.exec(
           page.body,
         )![1]!,
-      ) as { events: Array<{ name: string; data: number[] }>; revenue: number[] };
+      ) as {
+        events: Array<{ name: string; data: number[] }>;
+        revenue: Array<{ currency: string; data: number[] }>;
+      };
       assert.equal(data.events.length, 21);
       // Busiest first: busy-24 … busy-05; busy-04 and below fold into "other" with the rest.
       assert.deepEqual(
@@ -98,9 +101,24 @@ for (const kind of await testStores()) {
       assert.equal(sum(data.events[20]!.data), NAMES + 20);
       // Every event is still counted once, and the revenue is every event's.
       assert.equal(sum(data.events.flatMap((s) => s.data)), events.length);
-      assert.equal(sum(data.revenue), events.filter((e) => e.value === 1).length + NAMES * 0.5);
-      assert.match(page.body, /<tr><td>busy-24<\/td><td class="num">26<\/td>/);
-      assert.ok(page.body.includes('Other (60,005 names)</td><td class="num">60,020</td>'));
+      // The events carry no currency: one series, for values without one.
+      assert.deepEqual(
+        data.revenue.map((r) => r.currency),
+        [''],
+      );
+      assert.equal(
+        sum(data.revenue[0]!.data),
+        events.filter((e) => e.value === 1).length + NAMES * 0.5,
+      );
+      assert.match(
+        page.body,
+        /<tr><td data-label="Event">busy-24<\/td><td data-label="Events" class="num">26<\/td><td data-label="Revenue" class="num">26 \(no currency\)<\/td>/,
+      );
+      assert.ok(
+        page.body.includes(
+          'Other (60,005 names)</td><td data-label="Events" class="num">60,020</td><td data-label="Revenue" class="num">30,020 (no currency)</td>',
+        ),
+      );
 
       // The store's read is bounded by the buckets, not the names: at most 21 rows a bucket.
       const hour = Math.floor(at.getTime() / HOUR);

@@ -9,8 +9,8 @@ import { TrackwayError } from '../../domain/errors.ts';
 import type { WebhookContext } from '../../domain/webhooks/endpoints.ts';
 import type { App, AppDeps } from '../deps.ts';
 import { webhookContextOf } from '../route-kit.ts';
-import type { Html } from './html.ts';
-import { type Flash, page, type Section } from './layout.ts';
+import { type Html, html } from './html.ts';
+import { type Flash, NAV, page, type Section } from './layout.ts';
 
 export interface Screen {
   section: Section;
@@ -47,6 +47,7 @@ const NOTICES: Record<string, string> = {
   'credentials-saved': 'Credentials replaced. A suspended destination is resumed with them.',
   'destination-resumed': 'Destination resumed: its waiting events are being sent.',
   'destination-deleted': 'Destination deleted.',
+  'event-replayed': 'Queued to be sent again: the status changes once the platform has answered.',
 };
 
 /** The notice a redirect asked for with `?done=`, if it names one. */
@@ -105,7 +106,12 @@ export class Screens {
     );
   }
 
-  /** A GET page; `flash` carries the notice a redirect named. */
+  /**
+   * A GET page; `flash` carries the notice a redirect named. The pixel last shown is
+   * remembered (a cookie, the id only) and shown again by a page opened without `pixel_id`;
+   * a pixel of another account is never found by it (every read is account-scoped). A page
+   * that is not found (an unknown URL, another account's pixel) answers 404 inside the layout.
+   */
   page<P = Record<string, string>>(
     path: string,
     render: (
@@ -118,12 +124,24 @@ export class Screens {
     this.app.get<{ Params: P; Querystring: Record<string, string> }>(
       path,
       { schema: { hide: true } },
-      async (request, reply) =>
-        this.show(
-          request,
-          reply,
-          await render(request as Request<P>, this.ctx(request), noticeOf(request), reply),
-        ),
+      async (request, reply) => {
+        const query = request.query;
+        const asked = query['pixel_id'];
+        if (asked !== undefined && PIXEL_ID.test(asked)) {
+          reply.header('set-cookie', rememberCookie(request, asked));
+        } else if (asked === undefined) {
+          const remembered = cookieValue(request, REMEMBER_COOKIE);
+          if (remembered !== null && PIXEL_ID.test(remembered)) query['pixel_id'] = remembered;
+        }
+        let screen: Screen;
+        try {
+          screen = await render(request as Request<P>, this.ctx(request), noticeOf(request), reply);
+        } catch (error) {
+          if (!(error instanceof TrackwayError) || error.code !== 'not_found') throw error;
+          screen = notFoundScreen(request.url, error.message);
+        }
+        return this.show(request, reply, screen);
+      },
     );
   }
 
@@ -158,4 +176,41 @@ export class Screens {
       },
     );
   }
+}
+
+const REMEMBER_COOKIE = 'tw_pixel';
+/** What a pixel id looks like: nothing else is written into or read from the cookie. */
+const PIXEL_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+function cookieValue(request: FastifyRequest, name: string): string | null {
+  for (const part of (request.headers.cookie ?? '').split(';')) {
+    const [key, ...value] = part.trim().split('=');
+    if (key === name) return value.join('=') || null;
+  }
+  return null;
+}
+
+function rememberCookie(request: FastifyRequest, pixelId: string): string {
+  const secure = request.protocol === 'https' ? '; Secure' : '';
+  return `${REMEMBER_COOKIE}=${pixelId}; Path=/dashboard; Max-Age=31536000; HttpOnly; SameSite=Strict${secure}`;
+}
+
+/** The section whose path is the longest prefix of `url`, for the 404's navigation. */
+function sectionOf(url: string): Section {
+  const path = url.split('?')[0] ?? '';
+  let best: Section = '/dashboard';
+  for (const item of NAV) {
+    if (path.startsWith(item.path) && item.path.length > best.length) best = item.path;
+  }
+  return best;
+}
+
+export function notFoundScreen(url: string, message: string): Screen {
+  return {
+    section: sectionOf(url),
+    title: 'Page not found',
+    body: html`<p>${message}</p>
+<p>It may have been deleted, or the link may be mistyped. <a href="/dashboard">Back to the overview</a>.</p>`,
+    status: 404,
+  };
 }

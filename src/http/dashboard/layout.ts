@@ -7,6 +7,7 @@ import { type Html, html } from './html.ts';
  */
 export const NAV = [
   { path: '/dashboard', label: 'Overview' },
+  { path: '/dashboard/diagnostics', label: 'Diagnostics' },
   { path: '/dashboard/pixels', label: 'Pixels' },
   { path: '/dashboard/events', label: 'Events' },
   { path: '/dashboard/tail', label: 'Live tail' },

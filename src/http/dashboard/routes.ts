@@ -12,7 +12,11 @@ import {
   getDestination,
   updateDestination,
 } from '../../domain/forwarding/destinations.ts';
-import { replayDestination, testDestination } from '../../domain/forwarding/event-forwarding.ts';
+import {
+  getEventWithForwarding,
+  replayDestination,
+  testDestination,
+} from '../../domain/forwarding/event-forwarding.ts';
 import { isPlatform } from '../../domain/forwarding/platforms/registry.ts';
 import { createKey, revokeKey } from '../../domain/keys/keys.ts';
 import { CreateKeySchema } from '../../domain/keys/schemas.ts';
@@ -43,6 +47,7 @@ import {
   secretFields,
   type TestOutcome,
 } from './pages/destinations.ts';
+import { diagnosticsBody } from './pages/diagnostics.ts';
 import { eventBody, eventsBody } from './pages/events.ts';
 import { keysBody } from './pages/keys.ts';
 import { overviewBody, type Usage } from './pages/overview.ts';
@@ -71,11 +76,38 @@ export function registerScreens(
   usageOf: (reply: FastifyReply) => Usage | null,
   platforms: () => PlatformGateway,
 ): void {
-  screens.page('/dashboard', async (request, ctx, _flash, reply) => ({
-    section: '/dashboard',
-    title: 'Overview',
-    body: await overviewBody(ctx, request.query, usageOf(reply)),
-  }));
+  screens.page('/dashboard', async (request, ctx, _flash, reply) => {
+    const screen = { section: '/dashboard', title: 'Overview' } as const;
+    try {
+      return { ...screen, body: await overviewBody(ctx, request.query, usageOf(reply)) };
+    } catch (error) {
+      if (!isInvalid(error)) throw error;
+      const { pixel_id } = request.query;
+      return {
+        ...screen,
+        body: await overviewBody(ctx, pixel_id ? { pixel_id } : {}, usageOf(reply)),
+        flash: { error: error.message },
+        status: 400,
+      };
+    }
+  });
+
+  // Diagnostics: a bad period shows the page again for the last 7 days, and the reason.
+  screens.page('/dashboard/diagnostics', async (request, ctx) => {
+    const screen = { section: '/dashboard/diagnostics', title: 'Diagnostics' } as const;
+    try {
+      return { ...screen, body: (await diagnosticsBody(ctx, request.query)).body };
+    } catch (error) {
+      if (!isInvalid(error)) throw error;
+      const { pixel_id } = request.query;
+      return {
+        ...screen,
+        body: (await diagnosticsBody(ctx, pixel_id ? { pixel_id } : {})).body,
+        flash: { error: error.message },
+        status: 400,
+      };
+    }
+  });
 
   // Pixels
   const pixels = async (
@@ -167,6 +199,33 @@ export function registerScreens(
 
   screens.page<{ pixel_id: string; event_id: string }>(
     '/dashboard/events/:pixel_id/:event_id',
+    async (request, ctx, flash) => ({
+      section: '/dashboard/events',
+      title: 'Event record',
+      body: await eventBody(ctx, request.params.pixel_id, request.params.event_id),
+      flash,
+    }),
+  );
+
+  // One event sent again to one destination: a replay of that event's instant, for its
+  // failed or skipped job (the API's replay, so the same checks and the same worker).
+  screens.form<{ pixel_id: string; event_id: string; destination_id: string }>(
+    '/dashboard/events/:pixel_id/:event_id/replay/:destination_id',
+    async (request, ctx) => {
+      const { pixel_id: pixelId, event_id: eventId, destination_id: id } = request.params;
+      const event = await getEventWithForwarding({ ctx, pixelId, eventId });
+      const job = event.forwarding.find((f) => f.destination_id === id);
+      if (!job || (job.status !== 'failed' && job.status !== 'skipped')) {
+        throw new TrackwayError('conflict', 'Only a failed or skipped event can be sent again.');
+      }
+      await replayDestination({
+        ctx,
+        pixelId,
+        id,
+        input: { start_date: event.timestamp, end_date: event.timestamp, statuses: [job.status] },
+      });
+      return `/dashboard/events/${encodeURIComponent(pixelId)}/${encodeURIComponent(eventId)}?done=event-replayed`;
+    },
     async (request, ctx) => ({
       section: '/dashboard/events',
       title: 'Event record',
@@ -428,6 +487,14 @@ export function registerScreens(
     },
     async (request, ctx) => ({ ...(await webhook(ctx, request.params.webhook_id)), status: 409 }),
   );
+
+  // Any other dashboard URL: 404, inside the layout (kit.ts).
+  screens.page('/dashboard/*', async (request) => {
+    throw new TrackwayError(
+      'not_found',
+      `There is no dashboard page at ${request.url.split('?')[0]}.`,
+    );
+  });
 
   // API keys
   const keys = async (

@@ -6,9 +6,24 @@
  */
 import pg from 'pg';
 import type { StatsBucket } from '../../domain/model.ts';
-import type { StatsQuery, StatsStore, TopEventStats } from '../../domain/ports.ts';
+import type {
+  ExplorerPage,
+  ExplorerQuery,
+  RevenueRow,
+  StatsQuery,
+  StatsStore,
+  TopEventStats,
+} from '../../domain/ports.ts';
+import {
+  DIAG_FLAGS,
+  type DiagFlag,
+  type DiagnosticsQuery,
+  type DiagnosticsRollup,
+} from '../../domain/stats/diagnostics.ts';
 import { HOUR_MS } from '../event-totals.ts';
+import { explorePage } from '../queries/explorer.ts';
 import type { FeedBus } from '../sql/ports.ts';
+import { PostgresRunner } from './runner.ts';
 
 /** The counts table, its bucket column and the bucket's width for the query's interval. */
 const source = (q: StatsQuery) =>
@@ -17,7 +32,110 @@ const source = (q: StatsQuery) =>
     : (['event_counts_daily', 'day', 24 * HOUR_MS] as const);
 
 export class PostgresStatsStore implements StatsStore {
-  constructor(private readonly pool: pg.Pool) {}
+  private readonly runner: PostgresRunner;
+
+  constructor(private readonly pool: pg.Pool) {
+    this.runner = new PostgresRunner(pool);
+  }
+
+  async revenue(q: DiagnosticsQuery, names?: readonly string[]): Promise<RevenueRow[]> {
+    if (names !== undefined && names.length === 0) return [];
+    const scope = 'pixel_id = $1 AND account_id = $2 AND hour BETWEEN $3 AND $4';
+    const { rows } = await this.pool.query<[string, string | null, string, string, number]>({
+      text:
+        names === undefined
+          ? `SELECT hour, NULL, currency, sum(n), sum(value_sum) FROM revenue_hourly
+              WHERE ${scope} GROUP BY hour, currency`
+          : `SELECT 0, event_name, currency, sum(n), sum(value_sum) FROM revenue_hourly
+              WHERE ${scope} AND event_name = ANY ($5::text[]) GROUP BY event_name, currency`,
+      values: [q.pixelId, q.accountId, q.firstHour, q.lastHour, ...(names ? [names] : [])],
+      rowMode: 'array',
+    });
+    return rows.map(([hour, eventName, currency, n, valueSum]) => ({
+      hour: Number(hour),
+      eventName,
+      currency,
+      n: Number(n),
+      valueSum: Number(valueSum),
+    }));
+  }
+
+  explore(q: ExplorerQuery): Promise<ExplorerPage> {
+    return this.runner.read(() => explorePage(this.runner.sql, q));
+  }
+
+  /** The diagnostics rollups (migration 025) over the hours: four grouped sums, in parallel. */
+  async diagnostics(q: DiagnosticsQuery): Promise<DiagnosticsRollup> {
+    const scope = 'pixel_id = $1 AND account_id = $2 AND hour BETWEEN $3 AND $4';
+    const params = [q.pixelId, q.accountId, q.firstHour, q.lastHour];
+    const query = <T extends unknown[]>(text: string) =>
+      this.pool.query<T>({ text, values: params, rowMode: 'array' }).then((r) => r.rows);
+    const [events, dropped, revenue, forwarding] = await Promise.all([
+      query<[string, string, string, string, ...string[]]>(
+        `SELECT event_name, source, sum(n), sum(duplicates),
+                ${DIAG_FLAGS.map((f) => `sum(${f})`).join(', ')}
+           FROM diag_hourly WHERE ${scope} GROUP BY event_name, source`,
+      ),
+      query<[string, string]>(
+        `SELECT field, sum(n) FROM diag_dropped_hourly WHERE ${scope}
+          GROUP BY field HAVING sum(n) > 0`,
+      ),
+      query<[string, string, string, number]>(
+        `SELECT event_name, currency, sum(n), sum(value_sum) FROM revenue_hourly WHERE ${scope}
+          GROUP BY event_name, currency`,
+      ),
+      // Each group's example is the latest hour's (the row holding max(hour)).
+      query<[string, string, string, string, string]>(
+        `SELECT destination_id, status, reason, sum(n),
+                (array_agg(example_event_id ORDER BY hour DESC))[1]
+           FROM forward_hourly WHERE ${scope}
+          GROUP BY destination_id, status, reason`,
+      ),
+    ]);
+    return {
+      events: events.map(([eventName, source, n, duplicates, ...flags]) => ({
+        eventName,
+        source,
+        n: Number(n),
+        duplicates: Number(duplicates),
+        flags: Object.fromEntries(DIAG_FLAGS.map((f, i) => [f, Number(flags[i] ?? 0)])) as Record<
+          DiagFlag,
+          number
+        >,
+      })),
+      dropped: dropped.map(([field, n]) => ({ field, n: Number(n) })),
+      revenue: revenue.map(([eventName, currency, n, valueSum]) => ({
+        eventName,
+        currency,
+        n: Number(n),
+        valueSum: Number(valueSum),
+      })),
+      forwarding: forwarding.map(([destinationId, status, reason, n, example]) => ({
+        destinationId,
+        status,
+        reason,
+        n: Number(n),
+        exampleEventId: example,
+      })),
+    };
+  }
+
+  async exampleLacking(
+    q: DiagnosticsQuery & { eventName: string; qualityKey: string },
+  ): Promise<string | null> {
+    const { rows } = await this.pool.query<{ event_id: string }>(
+      `SELECT event_id FROM (
+         SELECT event_id, match_quality, timestamp, seq FROM events
+          WHERE account_id = $1 AND pixel_id = $2 AND event_name = $3
+            AND timestamp >= to_timestamp($4::float8 * 3600)
+            AND timestamp < to_timestamp(($5::float8 + 1) * 3600)
+          ORDER BY timestamp DESC, seq DESC LIMIT 50) recent
+        WHERE NOT coalesce((match_quality -> 'keys')::jsonb ? $6, false)
+        ORDER BY timestamp DESC, seq DESC LIMIT 1`,
+      [q.accountId, q.pixelId, q.eventName, q.firstHour, q.lastHour, q.qualityKey],
+    );
+    return rows[0]?.event_id ?? null;
+  }
 
   async eventStatsJson(q: StatsQuery): Promise<string> {
     const [table, column, width] = source(q);

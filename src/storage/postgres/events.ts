@@ -8,7 +8,7 @@ import type {
   NewEvent,
   QueuedWork,
 } from '../../domain/ports.ts';
-import { planTotal, totalSql } from '../event-totals.ts';
+import { hourOf, planTotal, totalSql } from '../event-totals.ts';
 import { GroupCommit } from '../group-commit.ts';
 import { matchColumns } from '../match-columns.ts';
 import { getEvent } from '../queries/events.ts';
@@ -109,6 +109,7 @@ const INSERT_BATCH: Omit<pg.QueryConfig, 'values'> = {
               e.anonymous_id,
               ${sqlNull('e.visitor_keys')} AS visitor_keys,
               ${fromMs('e.visitor_expires_at')} AS visitor_expires_at,
+              e.diag_flags::int AS diag_flags,
               e.arrival
          FROM ROWS FROM (json_array_elements_text($1::json), json_array_elements_text($2::json),
            json_array_elements_text($3::json), json_array_elements_text($4::json),
@@ -122,12 +123,13 @@ const INSERT_BATCH: Omit<pg.QueryConfig, 'values'> = {
            json_array_elements($19::json), json_array_elements($20::json),
            json_array_elements($28::json), json_array_elements($29::json),
            json_array_elements_text($30::json), json_array_elements_text($31::json),
-           json_array_elements($32::json), json_array_elements_text($33::json)) WITH ORDINALITY
+           json_array_elements($32::json), json_array_elements_text($33::json),
+           json_array_elements_text($34::json)) WITH ORDINALITY
            AS e (account_id, pixel_id, event_id, event_name, value, currency, timestamp,
              received_at, url, referrer, title, search_string, user_data, custom_data,
              action_source, platform_hashes, match_quality, raw_expires_at, match_keys,
              location, dropped, consent, source, anonymous_id, visitor_keys, visitor_expires_at,
-             arrival)
+             diag_flags, arrival)
         ORDER BY e.arrival
      ), inserted AS (
        INSERT INTO events (seq, account_id, pixel_id, event_id, event_name, value, currency,
@@ -176,7 +178,93 @@ const INSERT_BATCH: Omit<pg.QueryConfig, 'values'> = {
           AND (d.sources IS NULL OR i.source = ANY (d.sources))
         ORDER BY 1, 2, 3, 4
        ON CONFLICT DO NOTHING
-       RETURNING 1
+       RETURNING account_id, destination_id, pixel_id, event_id
+     ), pending AS (
+       -- The diagnostics' forwarding rollup (migration 025): each new job is +1 pending.
+       INSERT INTO forward_hourly (pixel_id, account_id, destination_id, hour, status, reason,
+         n, example_event_id)
+       SELECT j.pixel_id, j.account_id, j.destination_id, i.hour, 'pending', '', count(*),
+              max(j.event_id)
+         FROM jobs j JOIN inserted i ON i.pixel_id = j.pixel_id AND i.event_id = j.event_id
+        GROUP BY 1, 2, 3, 4
+        ORDER BY 1, 2, 4, 3
+       ON CONFLICT (pixel_id, account_id, hour, destination_id, status, reason)
+         DO UPDATE SET n = forward_hourly.n + excluded.n,
+           example_event_id = excluded.example_event_id
+     ), diag_rows AS (
+       -- The diagnostics' event rollup (migration 025): what each stored event carried (the
+       -- bits of DIAG_FLAGS), and the duplicates refused, those of the table and ($35) those
+       -- repeated within the batch.
+       SELECT a.pixel_id, a.account_id, floor(extract(epoch FROM a.timestamp) / 3600)::bigint
+                AS hour, a.event_name, a.source, (i.seq IS NOT NULL)::int AS stored,
+              (i.seq IS NULL)::int AS dup,
+              CASE WHEN i.seq IS NULL THEN 0 ELSE a.diag_flags END AS flags
+         FROM arrived a LEFT JOIN inserted i ON i.seq = a.seq
+       UNION ALL
+       SELECT d ->> 0, d ->> 1, (d ->> 2)::bigint, d ->> 3, d ->> 4, 0, 1, 0
+         FROM json_array_elements($35::json) d
+     ), diag AS (
+       INSERT INTO diag_hourly (pixel_id, account_id, hour, event_name, source, n, duplicates,
+         k_email, k_phone, k_external_id, k_fbc, k_fbp, k_ip, k_ua, k_click, consent_denied, enriched, e_fbc, e_fbp, e_ip, e_ua, e_click)
+       SELECT pixel_id, account_id, hour, event_name, source, sum(stored), sum(dup),
+              sum((flags >> 0) & 1),
+              sum((flags >> 1) & 1),
+              sum((flags >> 2) & 1),
+              sum((flags >> 3) & 1),
+              sum((flags >> 4) & 1),
+              sum((flags >> 5) & 1),
+              sum((flags >> 6) & 1),
+              sum((flags >> 7) & 1),
+              sum((flags >> 8) & 1),
+              sum((flags >> 9) & 1),
+              sum((flags >> 10) & 1),
+              sum((flags >> 11) & 1),
+              sum((flags >> 12) & 1),
+              sum((flags >> 13) & 1),
+              sum((flags >> 14) & 1)
+         FROM diag_rows
+        GROUP BY 1, 2, 3, 4, 5
+        ORDER BY 1, 2, 3, 4, 5
+       ON CONFLICT (pixel_id, account_id, hour, event_name, source)
+         DO UPDATE SET n = diag_hourly.n + excluded.n,
+           duplicates = diag_hourly.duplicates + excluded.duplicates,
+           k_email = diag_hourly.k_email + excluded.k_email,
+           k_phone = diag_hourly.k_phone + excluded.k_phone,
+           k_external_id = diag_hourly.k_external_id + excluded.k_external_id,
+           k_fbc = diag_hourly.k_fbc + excluded.k_fbc,
+           k_fbp = diag_hourly.k_fbp + excluded.k_fbp,
+           k_ip = diag_hourly.k_ip + excluded.k_ip,
+           k_ua = diag_hourly.k_ua + excluded.k_ua,
+           k_click = diag_hourly.k_click + excluded.k_click,
+           consent_denied = diag_hourly.consent_denied + excluded.consent_denied,
+           enriched = diag_hourly.enriched + excluded.enriched,
+           e_fbc = diag_hourly.e_fbc + excluded.e_fbc,
+           e_fbp = diag_hourly.e_fbp + excluded.e_fbp,
+           e_ip = diag_hourly.e_ip + excluded.e_ip,
+           e_ua = diag_hourly.e_ua + excluded.e_ua,
+           e_click = diag_hourly.e_click + excluded.e_click
+     ), dropped_fields AS (
+       INSERT INTO diag_dropped_hourly (pixel_id, account_id, hour, field, n)
+       SELECT i.pixel_id, i.account_id, i.hour, f.field, count(*)
+         FROM inserted i JOIN arrived a ON a.seq = i.seq,
+              json_array_elements_text(a.dropped) AS f (field)
+        WHERE a.dropped IS NOT NULL
+        GROUP BY 1, 2, 3, 4
+        ORDER BY 1, 2, 3, 4
+       ON CONFLICT (pixel_id, account_id, hour, field)
+         DO UPDATE SET n = diag_dropped_hourly.n + excluded.n
+     ), revenue AS (
+       -- Revenue per currency: event_counts' value_sum adds EUR to USD.
+       INSERT INTO revenue_hourly (pixel_id, account_id, hour, event_name, currency, n, value_sum)
+       SELECT i.pixel_id, i.account_id, i.hour, i.event_name, coalesce(a.currency, ''), count(*),
+              sum(a.value)
+         FROM inserted i JOIN arrived a ON a.seq = i.seq
+        WHERE a.value IS NOT NULL
+        GROUP BY 1, 2, 3, 4, 5
+        ORDER BY 1, 2, 3, 4, 5
+       ON CONFLICT (pixel_id, account_id, hour, event_name, currency)
+         DO UPDATE SET n = revenue_hourly.n + excluded.n,
+           value_sum = revenue_hourly.value_sum + excluded.value_sum
      ), all_time AS (
        INSERT INTO event_totals (pixel_id, account_id, event_name, n)
        SELECT pixel_id, account_id, event_name, count(*) FROM inserted
@@ -270,6 +358,7 @@ async function insertMany(
     seen.add(k);
     return true;
   });
+  const firstSet = new Set(firsts);
   const e = firsts.map((p) => p.event);
   const m = e.map(matchColumns);
   // Only the first of equal keys can have been inserted: the others' messages never go. An
@@ -319,6 +408,19 @@ async function insertMany(
       texts(m.map((x) => x.anonymousId)),
       documents(m.map((x) => x.visitor?.keys ?? null)),
       JSON.stringify(m.map((x) => x.visitor?.expiresAtMs ?? null)),
+      // $34, $35: the diagnostics' bits of each event, and the events repeated in the batch.
+      JSON.stringify(m.map((x) => x.diagFlags)),
+      JSON.stringify(
+        (batch.length === firsts.length ? [] : batch.filter((p) => !firstSet.has(p))).map(
+          ({ event: x }) => [
+            x.pixelId,
+            x.accountId,
+            hourOf(x.timestamp.getTime()),
+            x.eventName,
+            x.source ?? 'server',
+          ],
+        ),
+      ),
     ],
   });
   const stored = new Set(rows.map((r) => r.arrival));

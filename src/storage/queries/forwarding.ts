@@ -14,7 +14,10 @@ import type {
   ForwardingEntry,
   ForwardStatus,
 } from '../../domain/ports.ts';
+import { outcomeReason } from '../../domain/stats/diagnostics.ts';
+import { hourOf } from '../event-totals.ts';
 import { all, first, prepared, type Query, run, type Sql } from '../sql/query.ts';
+import type { Tables } from '../sql/tables.ts';
 import { getDestination } from './destinations.ts';
 
 const CHUNK = 1_000;
@@ -130,6 +133,8 @@ interface ReplayPage {
   next: ReplayCursor | null;
   /** The range has no events after this page. */
   last: boolean;
+  /** The page's events' hours, for the diagnostics' rollup. */
+  events?: Map<string, { hour: number }>;
 }
 
 /**
@@ -231,6 +236,9 @@ function* replayPage(
     create,
     next: { at: tail.timestamp, seq: tail.seq },
     last: events.length < size,
+    events: new Map(
+      events.map((e) => [e.event_id, { hour: hourOf(db.codec.time(e.timestamp).getTime()) }]),
+    ),
   };
 }
 
@@ -392,10 +400,24 @@ function* queuePage(db: Sql, scope: ReplayScope, page: ReplayPage, now: Date): Q
   const d = scope.destination;
   const at = db.store.time(now);
   let queued = 0;
+  // The diagnostics' rollup (migration 025): what each requeued job leaves, by its status and
+  // reason as they are before the update, and +1 pending for every job queued.
+  const moves: Array<{ eventId: string; status: string; reason: string; n: number }> = [];
   if (page.requeue.length > 0) {
-    // The page read the jobs; the statuses and the lease are checked again here, in the
-    // write, so a claim made since (on PostgreSQL, between the two) is still never touched.
-    queued += yield* run(
+    const before = yield* all(
+      db.q
+        .selectFrom('forward_jobs')
+        .select(['event_id', 'status', 'reason', 'last_error'])
+        .where('account_id', '=', d.accountId)
+        .where('destination_id', '=', d.id)
+        .where('pixel_id', '=', d.pixelId)
+        .where('event_id', 'in', padded(page.requeue))
+        .where('status', 'in', scope.statuses),
+    );
+    const was = new Map(before.map((j) => [j.event_id, j]));
+    // The statuses and the lease are checked again in the write (a claim made since, on
+    // PostgreSQL between the two, is never touched): only the rows it changed are moved.
+    const changed = yield* all(
       db.q
         .updateTable('forward_jobs')
         .set({
@@ -416,11 +438,20 @@ function* queuePage(db: Sql, scope: ReplayScope, page: ReplayPage, now: Date): Q
             eb('lease_until', 'is', null),
             eb('lease_until', '<=', at),
           ]),
-        ),
+        )
+        .returning('event_id'),
     );
+    queued += changed.length;
+    for (const { event_id } of changed) {
+      const job = was.get(event_id);
+      if (!job || job.status === 'pending') continue;
+      const reason = outcomeReason(job.status, job.reason, job.last_error);
+      moves.push({ eventId: event_id, status: job.status, reason, n: -1 });
+      moves.push({ eventId: event_id, status: 'pending', reason: '', n: 1 });
+    }
   }
   if (page.create.length > 0) {
-    queued += yield* run(
+    const created = yield* all(
       db.q
         .insertInto('forward_jobs')
         .columns([
@@ -452,10 +483,65 @@ function* queuePage(db: Sql, scope: ReplayScope, page: ReplayPage, now: Date): Q
             .where('e.pixel_id', '=', d.pixelId)
             .where('e.event_id', 'in', padded(page.create)),
         )
-        .onConflict((oc) => oc.doNothing()),
+        .onConflict((oc) => oc.doNothing())
+        .returning('event_id'),
     );
+    queued += created.length;
+    for (const { event_id } of created) {
+      moves.push({ eventId: event_id, status: 'pending', reason: '', n: 1 });
+    }
   }
+  yield* moveOutcomes(db, d, moves, page.events ?? new Map());
   return queued;
+}
+
+/** Adds the moves to the forwarding rollup, one row per key (summed), in key order. */
+function* moveOutcomes(
+  db: Sql,
+  d: Destination,
+  moves: Array<{ eventId: string; status: string; reason: string; n: number }>,
+  events: Map<string, { hour: number }>,
+): Query<void> {
+  const rows = new Map<string, Tables['forward_hourly']>();
+  for (const m of moves) {
+    const e = events.get(m.eventId);
+    if (!e) continue;
+    const key = `${e.hour}\u0000${m.status}\u0000${m.reason}`;
+    const row = rows.get(key);
+    if (row) {
+      row.n += m.n;
+      row.example_event_id = m.eventId;
+    } else {
+      rows.set(key, {
+        pixel_id: d.pixelId,
+        account_id: d.accountId,
+        destination_id: d.id,
+        hour: e.hour,
+        status: m.status,
+        reason: m.reason,
+        n: m.n,
+        example_event_id: m.eventId,
+      });
+    }
+  }
+  const values = [...rows.values()].filter((r) => r.n !== 0);
+  if (values.length === 0) return;
+  // In key order, as every writer of the rollup takes its rows (no two can deadlock).
+  const text = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  values.sort((a, b) => a.hour - b.hour || text(a.status, b.status) || text(a.reason, b.reason));
+  yield* run(
+    db.q
+      .insertInto('forward_hourly')
+      .values(values)
+      .onConflict((oc) =>
+        oc
+          .columns(['pixel_id', 'account_id', 'hour', 'destination_id', 'status', 'reason'])
+          .doUpdateSet({
+            n: (eb) => eb('forward_hourly.n', '+', eb.ref('excluded.n')),
+            example_event_id: (eb) => eb.ref('excluded.example_event_id'),
+          }),
+      ),
+  );
 }
 
 export function* backlog(db: Sql): Query<DestinationBacklog[]> {

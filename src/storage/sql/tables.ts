@@ -186,6 +186,19 @@ export interface Tables {
   forward_jobs: ForwardJobsTable;
   forward_attempts: ForwardAttemptsTable;
   forward_replays: ForwardReplaysTable;
+  forward_hourly: ForwardHourlyTable;
+}
+
+/** The diagnostics' forwarding rollup (migration 025). */
+export interface ForwardHourlyTable {
+  pixel_id: string;
+  account_id: string;
+  destination_id: string;
+  hour: number;
+  status: string;
+  reason: string;
+  n: number;
+  example_event_id: string;
 }
 
 export interface DestinationsTable {

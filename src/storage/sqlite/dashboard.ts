@@ -4,13 +4,64 @@
  */
 import { EventEmitter } from 'node:events';
 import type { StatsBucket } from '../../domain/model.ts';
-import type { StatsQuery, StatsStore, TopEventStats } from '../../domain/ports.ts';
+import type {
+  ExplorerPage,
+  ExplorerQuery,
+  RevenueRow,
+  StatsQuery,
+  StatsStore,
+  TopEventStats,
+} from '../../domain/ports.ts';
+import type { DiagnosticsQuery, DiagnosticsRollup } from '../../domain/stats/diagnostics.ts';
 import { HOUR_MS } from '../event-totals.ts';
+import { explorePage } from '../queries/explorer.ts';
 import type { FeedBus } from '../sql/ports.ts';
 import type { SqliteDatabase } from './database.ts';
+import { exampleLacking, readDiagnostics } from './diagnostics.ts';
+import { SqliteRunner } from './runner.ts';
 
 export class SqliteStatsStore implements StatsStore {
-  constructor(private readonly db: SqliteDatabase) {}
+  private readonly runner: SqliteRunner;
+
+  constructor(private readonly db: SqliteDatabase) {
+    this.runner = new SqliteRunner(db);
+  }
+
+  async revenue(q: DiagnosticsQuery, names?: readonly string[]): Promise<RevenueRow[]> {
+    const scope = 'pixel_id = ? AND account_id = ? AND hour BETWEEN ? AND ?';
+    const params: unknown[] = [q.pixelId, q.accountId, q.firstHour, q.lastHour];
+    const rows = (
+      names === undefined
+        ? this.db
+            .prepare(
+              `SELECT hour, NULL, currency, sum(n), sum(value_sum) FROM revenue_hourly
+                WHERE ${scope} GROUP BY hour, currency`,
+            )
+            .raw()
+            .all(...params)
+        : names.length === 0
+          ? []
+          : this.db
+              .prepare(
+                `SELECT 0, event_name, currency, sum(n), sum(value_sum) FROM revenue_hourly
+                  WHERE ${scope} AND event_name IN (SELECT value FROM json_each(?))
+                  GROUP BY event_name, currency`,
+              )
+              .raw()
+              .all(...params, JSON.stringify(names))
+    ) as Array<[number, string | null, string, number, number]>;
+    return rows.map(([hour, eventName, currency, n, valueSum]) => ({
+      hour,
+      eventName,
+      currency,
+      n,
+      valueSum,
+    }));
+  }
+
+  explore(q: ExplorerQuery): Promise<ExplorerPage> {
+    return this.runner.read(() => explorePage(this.runner.sql, q));
+  }
 
   async eventStats(q: StatsQuery): Promise<StatsBucket[]> {
     const width = q.interval === 'hour' ? HOUR_MS : 24 * HOUR_MS;
@@ -84,6 +135,16 @@ export class SqliteStatsStore implements StatsStore {
       })),
       otherNames: Math.max(0, names - top),
     };
+  }
+
+  async diagnostics(q: DiagnosticsQuery): Promise<DiagnosticsRollup> {
+    return readDiagnostics(this.db, q);
+  }
+
+  async exampleLacking(
+    q: DiagnosticsQuery & { eventName: string; qualityKey: string },
+  ): Promise<string | null> {
+    return exampleLacking(this.db, q);
   }
 
   private rows(q: StatsQuery) {

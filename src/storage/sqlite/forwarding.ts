@@ -11,6 +11,7 @@ import { storableText } from '../../domain/webhooks/response-excerpt.ts';
 import * as destinations from '../queries/destinations.ts';
 import type { ForwardingQueue } from '../sql/ports.ts';
 import { commitWithoutFlush, type SqliteDatabase } from './database.ts';
+import { settlementMover } from './diagnostics.ts';
 import { SqliteRunner } from './runner.ts';
 import type { DurableCommit } from './wal-sync.ts';
 import type { outboxWriter } from './webhooks.ts';
@@ -47,7 +48,11 @@ export function forwardJobWriter(db: SqliteDatabase) {
      VALUES (?, ?, ?, ?, 'pending', 0, ?, ?) ON CONFLICT DO NOTHING`,
   );
   /** Returns how many jobs it queued for the event. */
-  return (event: TrackedEvent, memo: Map<string, Target[]>): number => {
+  return (
+    event: TrackedEvent,
+    memo: Map<string, Target[]>,
+    onJob?: (destinationId: string) => void,
+  ): number => {
     const key = `${event.accountId}\u0000${event.pixelId}`;
     let list = memo.get(key);
     if (!list) {
@@ -64,7 +69,9 @@ export function forwardJobWriter(db: SqliteDatabase) {
     for (const target of list) {
       if (target.events !== null && !target.events.has(event.eventName)) continue;
       if (target.sources !== null && !target.sources.includes(event.source ?? 'server')) continue;
-      queued += job.run(event.accountId, target.id, event.pixelId, event.eventId, at, at).changes;
+      const { changes } = job.run(event.accountId, target.id, event.pixelId, event.eventId, at, at);
+      queued += changes;
+      if (changes > 0) onJob?.(target.id);
     }
     return queued;
   };
@@ -73,6 +80,7 @@ export function forwardJobWriter(db: SqliteDatabase) {
 export class SqliteForwardingQueue implements ForwardingQueue {
   private readonly runner: SqliteRunner;
   private readonly statements = new Map<string, Statement>();
+  private readonly moveOutcome;
 
   constructor(
     private readonly db: SqliteDatabase,
@@ -80,6 +88,7 @@ export class SqliteForwardingQueue implements ForwardingQueue {
     private readonly durable: DurableCommit,
   ) {
     this.runner = new SqliteRunner(db);
+    this.moveOutcome = settlementMover(db);
   }
 
   private statement(sql: string): Statement {
@@ -209,6 +218,7 @@ export class SqliteForwardingQueue implements ForwardingQueue {
                 : updateByKey.run(...set, d.accountId, d.id, o.pixelId, o.eventId, options.owner);
             // The lease was lost (another worker holds the job now): its outcome is theirs.
             if (changes === 0) continue;
+            this.moveOutcome(d.id, o);
             for (const a of o.attempts) {
               rows.push(
                 d.accountId,

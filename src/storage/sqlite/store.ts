@@ -39,6 +39,7 @@ import {
 } from '../sql/ports.ts';
 import { SqliteEventBus, SqliteStatsStore } from './dashboard.ts';
 import { migrateSqlite, openSqlite, type SqliteDatabase } from './database.ts';
+import { DiagBatch, diagStatements } from './diagnostics.ts';
 import { forwardJobWriter, SqliteForwardingQueue } from './forwarding.ts';
 import { SqliteEventDeletes } from './lifecycle.ts';
 import { SqliteRunner } from './runner.ts';
@@ -86,6 +87,7 @@ class SqliteEventStore implements EventStore {
   private readonly countAll;
   private readonly countDay;
   private readonly countHour;
+  private readonly diag;
   private readonly batches: GroupCommit<NewEvent, InsertOutcome>;
   private readonly runner: SqliteRunner;
   private readonly queuedListeners: Array<(queued: QueuedWork) => void> = [];
@@ -138,6 +140,7 @@ class SqliteEventStore implements EventStore {
          DO UPDATE SET n = n + excluded.n, value_sum = value_sum + excluded.value_sum,
            match_sum = match_sum + excluded.match_sum, match_n = match_n + excluded.match_n`,
     );
+    this.diag = diagStatements(db);
     // Rows go in in list order, so within one batch the first of equal event ids wins.
     // IMMEDIATE takes the write lock up front, so busy_timeout covers a concurrent CLI writer.
     const insertAll = db.transaction((items: NewEvent[]) => {
@@ -146,9 +149,12 @@ class SqliteEventStore implements EventStore {
       const destinations = new Map();
       const inserted: { pixelId: string; seq: number }[] = [];
       const queued: QueuedWork = { webhookMessages: false, forwardingJobs: false };
+      const diag = new DiagBatch();
       const outcomes = items.map(({ event, emit }) =>
-        this.insertOne(event, emit, counts, targets, inserted, destinations, queued),
+        this.insertOne(event, emit, counts, targets, inserted, destinations, queued, diag),
       );
+      // The diagnostics rollups (migration 025), once per key of the batch, like the counts.
+      diag.write(this.diag);
       // Same transaction as the rows, so the counts can never disagree with the table; added
       // once per (pixel, name, hour) of the batch rather than once per event.
       for (const c of counts.values()) {
@@ -179,6 +185,7 @@ class SqliteEventStore implements EventStore {
     inserted: { pixelId: string; seq: number }[],
     destinations: Parameters<ReturnType<typeof forwardJobWriter>>[1],
     queued: QueuedWork,
+    diag: DiagBatch,
   ): InsertOutcome {
     const match = matchColumns(event);
     // Positional parameters: binding by name from a spread object cost ~2 µs more per event.
@@ -216,6 +223,7 @@ class SqliteEventStore implements EventStore {
         match.visitor.expiresAtMs,
       );
     }
+    diag.event(event, match.source, match.diagFlags, changes !== 0);
     if (changes === 0) return 'duplicate';
     if (match.raw) {
       const { expiresAtMs, matchKeys, location } = match.raw;
@@ -248,7 +256,10 @@ class SqliteEventStore implements EventStore {
     inserted.push({ pixelId: event.pixelId, seq: Number(lastInsertRowid) });
     if (this.outbox(emit, targets) > 0) queued.webhookMessages = true;
     // The forwarding jobs commit with the event (contract §12: nothing is lost).
-    if (this.forwardJobs(event, destinations) > 0) queued.forwardingJobs = true;
+    const jobs = this.forwardJobs(event, destinations, (destinationId) =>
+      diag.job(event, destinationId),
+    );
+    if (jobs > 0) queued.forwardingJobs = true;
     return 'inserted';
   }
 

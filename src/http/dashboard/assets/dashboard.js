@@ -16,11 +16,24 @@ function hourLabel(iso) {
   return `${iso.slice(5, 10)} ${iso.slice(11, 16)}`;
 }
 
+/** An amount in its currency, as the server writes it (Intl.NumberFormat). */
+function money(value, currency) {
+  if (currency) {
+    try {
+      return new Intl.NumberFormat('en-US', { style: 'currency', currency }).format(value);
+    } catch {
+      // Not a code Intl knows: the number and the code as sent.
+    }
+  }
+  const n = new Intl.NumberFormat('en-US', { maximumFractionDigits: 2 }).format(value);
+  return currency ? `${n} ${currency}` : `${n} (no currency)`;
+}
+
 function drawOverview() {
   const data = document.getElementById('overview-data');
   if (!data || typeof Chart === 'undefined') return;
-  const { labels, events, revenue } = JSON.parse(data.textContent);
-  const x = labels.map(hourLabel);
+  const { labels, interval, events, revenue } = JSON.parse(data.textContent);
+  const x = labels.map((l) => (interval === 'day' ? l.slice(0, 10) : hourLabel(l)));
   const common = {
     responsive: true,
     maintainAspectRatio: false,
@@ -49,17 +62,29 @@ function drawOverview() {
     type: 'line',
     data: {
       labels: x,
-      datasets: [
-        {
-          label: 'Revenue',
-          data: revenue,
-          borderColor: '#15803d',
-          backgroundColor: '#15803d',
-          tension: 0.2,
-        },
-      ],
+      // One line per currency: amounts in different currencies are never added.
+      datasets: revenue.map((series, i) => ({
+        label: series.currency || 'No currency',
+        data: series.data,
+        borderColor: PALETTE[(i + 2) % PALETTE.length],
+        backgroundColor: PALETTE[(i + 2) % PALETTE.length],
+        tension: 0.2,
+        // Hundreds of hours: a dot on each would hide the line.
+        pointRadius: series.data.length > 48 ? 0 : 2,
+      })),
     },
-    options: { ...common, scales: { y: { beginAtZero: true } } },
+    options: {
+      ...common,
+      plugins: {
+        ...common.plugins,
+        tooltip: {
+          callbacks: {
+            label: (item) => money(item.parsed.y, revenue[item.datasetIndex].currency),
+          },
+        },
+      },
+      scales: { y: { beginAtZero: true } },
+    },
   });
 }
 
@@ -89,7 +114,7 @@ function followTail() {
       cell(`${record.received_at.slice(0, 10)} ${record.received_at.slice(11, 19)} UTC`),
       cell(record.event_name),
       cell(record.event_id),
-      cell(record.value === null ? '—' : `${record.value} ${record.currency ?? ''}`, 'num'),
+      cell(record.value === null ? '—' : money(record.value, record.currency), 'num'),
     );
     const details = document.createElement('details');
     const summary = document.createElement('summary');
@@ -102,11 +127,66 @@ function followTail() {
     td.append(details);
     tr.append(td);
     rows.prepend(tr);
+    labelRow(rows.closest('table'), tr);
     while (rows.rows.length > 200) rows.deleteRow(-1);
   });
+}
+
+/**
+ * Every table reads as a list on a phone (the stylesheet's `table.stack`): tables the server
+ * did not label get each cell's column name here, and rows the live tail adds get theirs too.
+ */
+function labelRow(table, row) {
+  const names = [...table.querySelectorAll('thead th')].map((th) => th.textContent.trim());
+  [...row.cells].forEach((td, i) => {
+    if (!td.dataset.label && names[i]) td.dataset.label = names[i];
+  });
+}
+
+function stackTables() {
+  for (const table of document.querySelectorAll('main table')) {
+    if (!table.tHead) continue;
+    table.classList.add('stack');
+    for (const row of table.tBodies[0]?.rows ?? []) labelRow(table, row);
+  }
+}
+
+/** The copy buttons: shown only here, where they can work; each says when it has copied. */
+function copyButtons() {
+  for (const button of document.querySelectorAll('button[data-copy]')) {
+    const target = document.getElementById(button.dataset.copy);
+    if (!target || !navigator.clipboard) continue;
+    button.hidden = false;
+    button.addEventListener('click', async () => {
+      const status = button.nextElementSibling;
+      try {
+        await navigator.clipboard.writeText('value' in target ? target.value : target.textContent);
+        if (status) status.textContent = 'Copied.';
+      } catch {
+        if (status) status.textContent = 'Could not copy: select the text and copy it.';
+      }
+    });
+  }
+}
+
+/** The period pickers: the custom dates only when "Custom dates" is chosen. */
+function customPeriods() {
+  for (const select of document.querySelectorAll('select[data-custom-period]')) {
+    const form = select.form;
+    const sync = () => {
+      for (const field of form.querySelectorAll('.custom-date')) {
+        field.hidden = select.value !== 'custom';
+      }
+    };
+    select.addEventListener('change', sync);
+    sync();
+  }
 }
 
 document.addEventListener('DOMContentLoaded', () => {
   drawOverview();
   followTail();
+  copyButtons();
+  customPeriods();
+  stackTables();
 });

@@ -50,3 +50,79 @@ export function pixelPicker(
 }
 
 export const noPixels = html`<p>No pixels yet. <a href="/dashboard/pixels">Create a pixel</a> to start tracking events.</p>`;
+
+/** An amount in its currency (`€1,234.50`, `US$…` as Intl writes it); '' is no currency. */
+export function money(value: number, currency: string | null): string {
+  if (currency) {
+    try {
+      return new Intl.NumberFormat('en-US', { style: 'currency', currency }).format(value);
+    } catch {
+      // Not an ISO 4217 code Intl knows: the number and the code as sent.
+    }
+  }
+  const n = new Intl.NumberFormat('en-US', { maximumFractionDigits: 2 }).format(value);
+  return currency ? `${n} ${currency}` : `${n} (no currency)`;
+}
+
+/** Sums per currency, each formatted, joined (`€10.00 · $25.00`); '—' when there is none. */
+export function moneyList(sums: ReadonlyArray<{ currency: string; valueSum: number }>): string {
+  return sums.length === 0 ? '—' : sums.map((s) => money(s.valueSum, s.currency)).join(' · ');
+}
+
+export interface Column {
+  label: string;
+  num?: boolean;
+}
+
+/**
+ * A table that becomes a list on a phone: each cell carries its column's name (`data-label`),
+ * which the stylesheet shows beside the value when the table is stacked.
+ */
+export function stackTable(options: {
+  caption?: Html | string;
+  columns: Column[];
+  rows: Array<Array<Html | string | number>>;
+  empty?: string;
+  className?: string;
+}): Html {
+  const { columns, rows } = options;
+  return html`<table class="stack${options.className ? ` ${options.className}` : ''}">
+${options.caption ? html`<caption>${options.caption}</caption>` : ''}
+<thead><tr>${columns.map((c) => html`<th scope="col"${c.num ? html` class="num"` : ''}>${c.label}</th>`)}</tr></thead>
+<tbody>
+${
+  rows.length === 0
+    ? html`<tr><td colspan="${columns.length}">${options.empty ?? 'Nothing in this period.'}</td></tr>`
+    : rows.map(
+        (r) =>
+          html`<tr>${r.map((cell, i) => html`<td data-label="${columns[i]?.label ?? ''}"${columns[i]?.num ? html` class="num"` : ''}>${cell}</td>`)}</tr>`,
+      )
+}
+</tbody>
+</table>`;
+}
+
+/** The period fields of a picker: 24 h, 7 d, 30 d or custom dates (custom shows them). */
+export function periodFields(period: string, start = '', end = ''): Html {
+  const option = (value: string, label: string) =>
+    html`<option value="${value}"${period === value ? html` selected` : ''}>${label}</option>`;
+  return html`<div class="field"><label for="period">Period</label>
+<select id="period" name="period" data-custom-period>
+  ${option('24h', 'Last 24 hours')}${option('7d', 'Last 7 days')}${option('30d', 'Last 30 days')}${option('custom', 'Custom dates')}
+</select></div>
+<div class="field custom-date"><label for="start_date">From</label><input id="start_date" name="start_date" type="date" value="${start}"></div>
+<div class="field custom-date"><label for="end_date">To</label><input id="end_date" name="end_date" type="date" value="${end}"></div>`;
+}
+
+/** Text with `code` spans (the findings' field names) as markup, the rest escaped. */
+export function withCode(text: string): Html {
+  return html`${text.split('`').map((part, i) => (i % 2 === 1 ? html`<code>${part}</code>` : part))}`;
+}
+
+/**
+ * A button copying the text of the element `targetId` (an input's value) to the clipboard;
+ * hidden until the page script shows it, since without the script it could not work.
+ */
+export function copyButton(targetId: string, what: string): Html {
+  return html`<button type="button" class="copy" data-copy="${targetId}" hidden>Copy<span class="visually-hidden"> ${what}</span></button><span class="copy-status" role="status"></span>`;
+}

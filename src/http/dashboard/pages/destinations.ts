@@ -57,7 +57,7 @@ function createForm(pixelId: string, type: Platform): Html {
 </form>`;
 }
 
-function answerBox(outcome: TestOutcome): Html {
+function answerBox(outcome: TestOutcome, name: string | undefined): Html {
   // A platform without a test mode (Microsoft) is sent nothing: the request was only checked.
   const unsent = outcome.status_code === null && outcome.platform_response === null;
   const body = unsent
@@ -69,7 +69,7 @@ function answerBox(outcome: TestOutcome): Html {
   return html`<section class="test-answer" aria-labelledby="answer-h">
 <h2 id="answer-h">Test send: ${verdict}</h2>
 <dl class="facts">
-  <dt>Destination</dt><dd><code>${outcome.destinationId}</code></dd>
+  <dt>Destination</dt><dd>${name ?? ''} <code>${outcome.destinationId}</code></dd>
   <dt>Status code</dt><dd class="status-code">${outcome.status_code === null ? 'no answer' : String(outcome.status_code)}</dd>
 </dl>
 <pre class="platform-response">${body}</pre>
@@ -96,7 +96,11 @@ export async function destinationsBody(
   const today = ctx.clock.now().toISOString().slice(0, 10);
   const base = `/dashboard/pixels/${pixel.id}/destinations`;
   return html`${pixelPicker('/dashboard/destinations', pixels, pixel)}
-${tested ? answerBox(tested) : ''}
+${
+  tested
+    ? answerBox(tested, destinations.find((d) => d.id === tested.destinationId)?.name ?? undefined)
+    : ''
+}
 <section aria-labelledby="dests-h">
 <h2 id="dests-h">Destinations</h2>
 ${

@@ -1,69 +1,113 @@
 /** The events explorer: the list API's filters, and each event's stored (hashed) record. */
 import type { Context } from '../../../domain/context.ts';
-import { listEvents } from '../../../domain/events/list-events.ts';
+import {
+  cursorOf,
+  type ExplorerInput,
+  exploreEvents,
+} from '../../../domain/events/explore-events.ts';
+import { eventRecord, listEvents } from '../../../domain/events/list-events.ts';
 import { getEventWithForwarding } from '../../../domain/forwarding/event-forwarding.ts';
+import { networkErrorText } from '../../../domain/forwarding/network-errors.ts';
 import { isPlatform, PLATFORM_MODULES } from '../../../domain/forwarding/platforms/registry.ts';
+import { destinationName } from '../../../domain/stats/diagnostics.ts';
 import { formatTime, type Html, html } from '../html.ts';
-import { noPixels, pickPixel, pixelPicker } from './common.ts';
+import { money, noPixels, pickPixel, pixelPicker, stackTable } from './common.ts';
 
-export interface EventFilters {
+export interface EventFilters extends ExplorerInput {
   pixel_id?: string;
-  event_name?: string;
-  start_date?: string;
-  end_date?: string;
-  offset?: string;
 }
+
+const FILTERS = [
+  'event_name',
+  'start_date',
+  'end_date',
+  'source',
+  'status',
+  'destination_id',
+] as const;
 
 export async function eventsBody(ctx: Context, filters: EventFilters): Promise<Html> {
   const { pixels, pixel } = await pickPixel(ctx, filters.pixel_id);
   if (!pixel) return noPixels;
-  const offset = Math.max(0, Number.parseInt(filters.offset ?? '0', 10) || 0);
-  const given = (v: string | undefined) =>
-    v === undefined || v.trim() === '' ? undefined : v.trim();
-  const query = {
-    limit: 50,
-    offset,
-    ...(given(filters.event_name) && { event_name: given(filters.event_name)! }),
-    ...(given(filters.start_date) && { start_date: given(filters.start_date)! }),
-    ...(given(filters.end_date) && { end_date: given(filters.end_date)! }),
-  };
-  const list = await listEvents({ ctx, pixelId: pixel.id, query });
-  const extra = html`<div class="field"><label for="event_name">Event name</label><input id="event_name" name="event_name" value="${query.event_name ?? ''}" placeholder="Purchase"></div>
-<div class="field"><label for="start_date">From</label><input id="start_date" name="start_date" type="date" value="${query.start_date ?? ''}"></div>
-<div class="field"><label for="end_date">To</label><input id="end_date" name="end_date" type="date" value="${query.end_date ?? ''}"></div>`;
-  const pageLink = (to: number) => {
-    const params = new URLSearchParams({ pixel_id: pixel.id, offset: String(to) });
-    for (const k of ['event_name', 'start_date', 'end_date'] as const) {
-      if (query[k] !== undefined) params.set(k, query[k]!);
-    }
+  const page = await exploreEvents({ ctx, pixelId: pixel.id, input: filters });
+  const value = (k: (typeof FILTERS)[number]) => filters[k]?.trim() ?? '';
+  const names = new Map(page.destinations.map((d) => [d.id, destinationName(d)]));
+  const option = (v: string, label: string, current: string) =>
+    html`<option value="${v}"${current === v ? html` selected` : ''}>${label}</option>`;
+  const extra = html`<div class="field"><label for="event_name">Event name</label><input id="event_name" name="event_name" value="${value('event_name')}" placeholder="Purchase"></div>
+<div class="field"><label for="start_date">From</label><input id="start_date" name="start_date" type="date" value="${value('start_date')}"></div>
+<div class="field"><label for="end_date">To</label><input id="end_date" name="end_date" type="date" value="${value('end_date')}"></div>
+<div class="field"><label for="source">Source</label><select id="source" name="source">${option('', 'Any', value('source'))}${option('browser', 'Browser', value('source'))}${option('server', 'Server', value('source'))}</select></div>
+<div class="field"><label for="status">Forwarding</label><select id="status" name="status">${option('', 'Any status', value('status'))}${['forwarded', 'failed', 'skipped', 'pending'].map((st) => option(st, st[0]!.toUpperCase() + st.slice(1), value('status')))}</select></div>
+${
+  page.destinations.length === 0
+    ? ''
+    : html`<div class="field"><label for="destination_id">Destination</label><select id="destination_id" name="destination_id">${option('', 'Any destination', value('destination_id'))}${page.destinations.map((d) => option(d.id, names.get(d.id)!, value('destination_id')))}</select></div>`
+}`;
+  const link = (cursor: Record<string, string>) => {
+    const params = new URLSearchParams({ pixel_id: pixel.id });
+    for (const k of FILTERS) if (value(k) !== '') params.set(k, value(k));
+    for (const [k, v] of Object.entries(cursor)) params.set(k, v);
     return `/dashboard/events?${params}`;
   };
+  const first = page.events[0];
+  const last = page.events.at(-1);
+  const filtered = value('status') !== '' || value('source') !== '';
+  const total = filtered
+    ? null
+    : (
+        await listEvents({
+          ctx,
+          pixelId: pixel.id,
+          query: {
+            limit: 1,
+            ...(value('event_name') && { event_name: value('event_name') }),
+            ...(value('start_date') && { start_date: value('start_date') }),
+            ...(value('end_date') && { end_date: value('end_date') }),
+          },
+        })
+      ).total;
+  const eventUrl = (id: string) =>
+    `/dashboard/events/${encodeURIComponent(pixel.id)}/${encodeURIComponent(id)}`;
   return html`${pixelPicker('/dashboard/events', pixels, pixel, extra)}
-<p class="summary" role="status">${list.total.toLocaleString('en-US')} matching events${
-    list.total > 0 ? html`, showing ${offset + 1}–${offset + list.events.length}` : ''
+<p class="summary" role="status">${
+    total === null
+      ? `${page.events.length} events shown`
+      : `${total.toLocaleString('en-US')} matching events`
   }.</p>
 ${
-  list.events.length === 0
-    ? ''
-    : html`<table class="events">
-  <thead><tr><th scope="col">Time</th><th scope="col">Event</th><th scope="col">Event ID</th><th scope="col">Source</th><th scope="col" class="num">Value</th><th scope="col">Record</th></tr></thead>
-  <tbody>
-  ${list.events.map(
-    (e) => html`<tr>
-    <td>${formatTime(e.timestamp)}</td>
-    <td>${e.event_name}${e.dropped.length > 0 ? html` <span class="status dropped" title="Stored without ${e.dropped.join(', ')}: could not be used">${e.dropped.length} dropped</span>` : ''}</td>
-    <td><code>${e.event_id}</code></td>
-    <td>${e.source}</td>
-    <td class="num">${e.value === null ? '—' : `${e.value} ${e.currency ?? ''}`}</td>
-    <td><a href="/dashboard/events/${pixel.id}/${encodeURIComponent(e.event_id)}">Forwarding and match quality<span class="visually-hidden"> of ${e.event_id}</span></a> <details><summary>View record<span class="visually-hidden"> of ${e.event_id}</span></summary><pre class="record">${JSON.stringify(e, null, 2)}</pre></details></td>
-  </tr>`,
-  )}
-  </tbody>
-</table>`
+  page.events.length === 0
+    ? html`<p>No events match.</p>`
+    : stackTable({
+        className: 'events',
+        columns: [
+          { label: 'Time' },
+          { label: 'Event' },
+          { label: 'Source' },
+          { label: 'Match', num: true },
+          { label: 'Destinations' },
+          { label: 'Value', num: true },
+          { label: 'Record' },
+        ],
+        rows: page.events.map(({ event: e, forwarding }) => {
+          const r = eventRecord(e);
+          return [
+            formatTime(r.timestamp),
+            html`<a href="${eventUrl(e.eventId)}">${e.eventName}<span class="visually-hidden"> ${e.eventId}</span></a> <code class="event-id">${e.eventId}</code>${r.dropped.length > 0 ? html` <span class="status dropped" title="Stored without ${r.dropped.join(', ')}: could not be used">${r.dropped.length} dropped</span>` : ''}`,
+            r.source,
+            r.match_quality.score.toFixed(1),
+            forwarding.length === 0
+              ? html`<span class="hint">none</span>`
+              : html`<ul class="badges">${forwarding.map((f) => html`<li><span class="status ${f.status}">${names.get(f.destinationId) ?? 'Deleted destination'}: ${f.status}</span></li>`)}</ul>`,
+            e.value === null ? '—' : money(e.value, e.currency),
+            html`<details><summary>View record<span class="visually-hidden"> of ${e.eventId}</span></summary><pre class="record">${JSON.stringify(r, null, 2)}</pre></details>`,
+          ];
+        }),
+      })
 }
 <nav aria-label="Pages" class="pager">
-  ${offset > 0 ? html`<a href="${pageLink(Math.max(0, offset - 50))}">← Newer</a>` : ''}
-  ${offset + list.events.length < list.total ? html`<a href="${pageLink(offset + 50)}">Older →</a>` : ''}
+  ${page.newer && first ? html`<a href="${link({ after: cursorOf(first.event.timestamp, first.seq) })}">← Newer</a>` : ''}
+  ${page.older && last ? html`<a href="${link({ before: cursorOf(last.event.timestamp, last.seq) })}">Older →</a>` : ''}
 </nav>`;
 }
 
@@ -73,10 +117,14 @@ ${
  */
 export async function eventBody(ctx: Context, pixelId: string, eventId: string): Promise<Html> {
   const e = await getEventWithForwarding({ ctx, pixelId, eventId });
-  // The ledger names each destination as its list does: its name, else its platform's label.
-  const destinations = new Map(
-    (await ctx.store.destinations.listDestinations(ctx.account.id, pixelId)).map((d) => [d.id, d]),
-  );
+  const destinations = await ctx.store.destinations.listDestinations(ctx.account.id, pixelId);
+  const names = new Map(destinations.map((d) => [d.id, destinationName(d)]));
+  const problem = (text: string) => {
+    const words = networkErrorText(text);
+    return words === null ? text : html`${words} <span class="hint">(<code>${text}</code>)</span>`;
+  };
+  const replayUrl = (destinationId: string) =>
+    `/dashboard/events/${encodeURIComponent(pixelId)}/${encodeURIComponent(eventId)}/replay/${encodeURIComponent(destinationId)}`;
   const labelOf = (platform: string) =>
     isPlatform(platform) ? PLATFORM_MODULES[platform].label : platform;
   const { forwarding, match_quality: mq, ...record } = e;
@@ -87,6 +135,7 @@ export async function eventBody(ctx: Context, pixelId: string, eventId: string):
   <dt>Event</dt><dd>${e.event_name}</dd>
   <dt>Event ID</dt><dd><code>${e.event_id}</code></dd>
   <dt>Time</dt><dd>${formatTime(e.timestamp)}</dd>
+  ${e.value === null ? '' : html`<dt>Value</dt><dd>${money(e.value, e.currency)}</dd>`}
   <dt>Source</dt><dd>${e.source === 'browser' ? 'browser (the snippet)' : 'server'}</dd>
   ${
     e.dropped.length > 0
@@ -122,15 +171,23 @@ ${
   forwarding.length === 0
     ? html`<p>Not forwarded: the pixel had no destination for it.</p>`
     : forwarding.map(
-        (f) => html`<article class="forwarding" aria-label="Forwarding to ${f.destination_id}">
+        (
+          f,
+        ) => html`<article class="forwarding" aria-label="Forwarding to ${names.get(f.destination_id) ?? f.destination_id}">
+<h3>${names.get(f.destination_id) ?? 'Deleted destination'} <span class="status ${f.status}">${f.status}</span></h3>
 <dl class="facts">
-  <dt>Destination</dt><dd>${destinations.get(f.destination_id)?.name ?? labelOf(f.platform)} <span class="hint">(${labelOf(f.platform)})</span> <a href="/dashboard/destinations?pixel_id=${encodeURIComponent(pixelId)}"><code>${f.destination_id}</code></a></dd>
+  <dt>Destination</dt><dd><a href="/dashboard/pixels/${encodeURIComponent(pixelId)}/destinations/${encodeURIComponent(f.destination_id)}">${names.get(f.destination_id) ?? labelOf(f.platform)}</a> <span class="hint">(${labelOf(f.platform)}, <code>${f.destination_id}</code>)</span></dd>
   <dt>Status</dt><dd><span class="status ${f.status}">${f.status}</span></dd>
   <dt>Attempts</dt><dd>${f.attempts}</dd>
-  ${f.reason ? html`<dt>Reason</dt><dd>${f.reason}</dd>` : ''}
-  ${f.last_error ? html`<dt>Last error</dt><dd>${f.last_error}</dd>` : ''}
+  ${f.reason ? html`<dt>Reason</dt><dd>${problem(f.reason)}</dd>` : ''}
+  ${f.last_error ? html`<dt>Last error</dt><dd>${problem(f.last_error)}</dd>` : ''}
   ${f.forwarded_at ? html`<dt>Forwarded</dt><dd>${formatTime(f.forwarded_at)}</dd>` : ''}
 </dl>
+${
+  (f.status === 'failed' || f.status === 'skipped') && names.has(f.destination_id)
+    ? html`<form method="post" action="${replayUrl(f.destination_id)}" class="inline"><button type="submit">Send again to ${names.get(f.destination_id)}</button></form>`
+    : ''
+}
 ${
   f.attempt_log.length === 0
     ? ''

@@ -1,6 +1,7 @@
 import type { Context } from '../../../domain/context.ts';
 import { listKeys } from '../../../domain/keys/keys.ts';
 import { formatTime, type Html, html } from '../html.ts';
+import { copyButton } from './common.ts';
 
 /** `created` is the key just made: shown in clear in this one response, never again. */
 export async function keysBody(
@@ -14,7 +15,7 @@ export async function keysBody(
       ? html`<section class="secret" aria-labelledby="new-key-h">
 <h2 id="new-key-h">New key “${created.name}”</h2>
 <p>Copy it now: it is shown only this once. Only its hash is stored.</p>
-<p><label for="new-key">API key</label> <input id="new-key" class="reveal" readonly value="${created.key}"></p>
+<p><label for="new-key">API key</label> <input id="new-key" class="reveal" readonly value="${created.key}"> ${copyButton('new-key', 'the API key')}</p>
 </section>`
       : ''
   }

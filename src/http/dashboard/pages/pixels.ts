@@ -1,6 +1,7 @@
 import type { Context } from '../../../domain/context.ts';
 import { getPixel, listPixels } from '../../../domain/pixels/pixels.ts';
 import { formatTime, type Html, html } from '../html.ts';
+import { copyButton } from './common.ts';
 
 /** A page of the list, newest first: an account may have more pixels than one page shows. */
 const PAGE = 100;
@@ -105,11 +106,12 @@ async function browserSetup(ctx: Context, p: Awaited<ReturnType<typeof getPixel>
   return html`<section aria-labelledby="browser-h">
 <h2 id="browser-h">Browser collection</h2>
 <dl class="facts">
-  <dt>Publishable key</dt><dd><code>${p.publishable_key}</code></dd>
+  <dt>Publishable key</dt><dd><code id="publishable-key">${p.publishable_key}</code> ${copyButton('publishable-key', 'the publishable key')}</dd>
   <dt>Last browser hit</dt><dd>${last === null ? 'none in the last 7 days' : formatTime(last.toISOString())}</dd>
 </dl>
 <p>Paste into every page's <code>&lt;head&gt;</code> (served from the tracking domain or a path proxy on the shop's own site):</p>
-<pre class="record"><code>${snippet}</code></pre>
+<pre class="record"><code id="snippet">${snippet}</code></pre>
+<p>${copyButton('snippet', 'the snippet')}</p>
 <form method="post" action="/dashboard/pixels/${p.id}/publishable-key" class="stack">
   <button type="submit">Rotate the publishable key</button>
   <p class="hint">The old key keeps working for 24 hours.</p>

@@ -2,12 +2,13 @@ import type { Context } from '../../../domain/context.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../../domain/model.ts';
 import { getWebhook, listDeliveries, listWebhooks } from '../../../domain/webhooks/endpoints.ts';
 import { formatTime, type Html, html } from '../html.ts';
+import { copyButton } from './common.ts';
 
 function secretBox(title: string, secret: string): Html {
   return html`<section class="secret" aria-labelledby="secret-h">
 <h2 id="secret-h">${title}</h2>
 <p>Copy the signing secret now: it is shown only this once.</p>
-<p><label for="secret">Signing secret</label> <input id="secret" class="reveal" readonly value="${secret}"></p>
+<p><label for="secret">Signing secret</label> <input id="secret" class="reveal" readonly value="${secret}"> ${copyButton('secret', 'the signing secret')}</p>
 </section>`;
 }
 
