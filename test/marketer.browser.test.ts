@@ -69,6 +69,7 @@ for (const kind of kinds) {
     let apiKey: string;
     let meta: MetaServer;
     let pixelId: string;
+    let destinationId: string;
 
     const url = (path: string) => `${server.url}${path}`;
     const api = async (method: string, path: string, body?: unknown) => {
@@ -102,10 +103,12 @@ for (const kind of kinds) {
       server = await startServerProcess(env);
       pixelId = (await api('POST', '/v1/pixels', { name: 'Shop', domain: 'shop.example.com' }))
         .id as string;
-      await api('POST', `/v1/pixels/${pixelId}/destinations`, {
-        type: 'meta',
-        config: { pixel_id: meta.pixelId, access_token: meta.accessToken },
-      });
+      destinationId = (
+        await api('POST', `/v1/pixels/${pixelId}/destinations`, {
+          type: 'meta',
+          config: { pixel_id: meta.pixelId, access_token: meta.accessToken },
+        })
+      ).id as string;
       const batch = await api('POST', '/v1/track/batch', {
         events: EVENTS.map((e) => ({
           pixel_id: pixelId,
@@ -188,6 +191,7 @@ for (const kind of kinds) {
         };
         try {
           await page.goto(url('/dashboard/sign-in'));
+          await check('sign-in');
           await page.getByLabel('API key').fill(apiKey);
           await page.getByRole('button', { name: 'Sign in' }).click();
           await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
@@ -255,6 +259,22 @@ for (const kind of kinds) {
           await page.getByRole('heading', { name: 'Page not found' }).waitFor();
           await page.getByRole('navigation', { name: 'Dashboard' }).waitFor();
           await check('404');
+
+          // Every other page, at this width too.
+          for (const [what, path] of [
+            ['pixels', '/dashboard/pixels'],
+            ['pixel edit', `/dashboard/pixels/${pixelId}`],
+            ['live tail', `/dashboard/tail?pixel_id=${pixelId}`],
+            ['destinations', `/dashboard/destinations?pixel_id=${pixelId}`],
+            ['destination edit', `/dashboard/pixels/${pixelId}/destinations/${destinationId}`],
+            ['webhooks', '/dashboard/webhooks'],
+            ['API keys', '/dashboard/keys'],
+            ['events explorer', `/dashboard/events?pixel_id=${pixelId}`],
+          ] as const) {
+            await page.goto(url(path));
+            await page.getByRole('heading', { level: 1 }).waitFor();
+            await check(what);
+          }
 
           // The API reference: Trackway's, readable, served from this server alone.
           const outside: string[] = [];

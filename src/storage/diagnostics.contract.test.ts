@@ -4,6 +4,7 @@
  * settlement moves between forwarding statuses, and what a replay moves back.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { bareEvent, storedPixel, testStores } from '../../test/harness.ts';
 import type { Destination } from '../domain/forwarding/model.ts';
@@ -11,6 +12,8 @@ import { newId } from '../domain/ids.ts';
 import type { MatchQuality, Pixel, TrackedEvent } from '../domain/model.ts';
 import type { JobOutcome, Store } from '../domain/ports.ts';
 import { diagnose } from '../domain/stats/diagnostics.ts';
+import type { PostgresStore } from './postgres/store.ts';
+import type { SqliteStore } from './sqlite/store.ts';
 
 const HOUR = 3_600_000;
 const T0 = new Date(Math.floor(Date.now() / HOUR) * HOUR - 5 * HOUR);
@@ -88,6 +91,58 @@ for (const kind of await testStores()) {
       // Another account's period reads nothing of this pixel.
       const other = await store.stats.diagnostics({ ...period(p), accountId: 'acct_other' });
       assert.deepEqual(other.events, []);
+    });
+
+    it("migration 025's backfill rebuilds from the events what ingest kept", async () => {
+      const p = await storedPixel(store, T0);
+      await insert([
+        ev(p, 'bf-a', {
+          source: 'browser',
+          matchQuality: quality(['email', 'fbc']),
+          value: 3,
+          currency: 'EUR',
+          dropped: ['user_data.phone'],
+        }),
+        ev(p, 'bf-b', {
+          matchQuality: quality(['client_ip_address'], ['fbp', 'client_user_agent']),
+          consent: { ad_user_data: 'denied' },
+          value: 2,
+        }),
+      ]);
+      const folder = kind.name === 'sqlite' ? 'sqlite' : 'postgres';
+      const migration = readFileSync(
+        new URL(`./${folder}/migrations/025_diagnostics.sql`, import.meta.url),
+        'utf8',
+      );
+      const backfill = migration.slice(migration.indexOf('-- Backfill'));
+      const tables = ['diag_hourly', 'diag_dropped_hourly', 'revenue_hourly'];
+      const sqlite = kind.name === 'sqlite' ? (store as unknown as SqliteStore).db : null;
+      const pool = sqlite ? null : (store as unknown as PostgresStore).pool;
+      const read = async () => {
+        const out: Record<string, unknown[]> = {};
+        for (const t of tables) {
+          const text = `SELECT * FROM ${t} WHERE pixel_id = '${p.id}' ORDER BY 1, 2, 3, 4, 5`;
+          const rows = sqlite
+            ? (sqlite.prepare(text).all() as Record<string, unknown>[])
+            : (await pool!.query(text)).rows;
+          out[t] = rows.map((r) =>
+            Object.fromEntries(
+              Object.entries(r).map(([k, v]) => [k, Number.isNaN(Number(v)) ? v : Number(v)]),
+            ),
+          );
+        }
+        return out;
+      };
+      const kept = await read();
+      assert.equal(kept['diag_hourly']?.length, 2);
+      // Rebuilt for every pixel at once, as the migration does (this store's other pixels too).
+      for (const t of [...tables, 'forward_hourly']) {
+        if (sqlite) sqlite.prepare(`DELETE FROM ${t}`).run();
+        else await pool!.query(`DELETE FROM ${t}`);
+      }
+      if (sqlite) sqlite.exec(backfill);
+      else await pool!.query(backfill);
+      assert.deepEqual(await read(), kept);
     });
 
     it('pages the explorer both ways by cursor, filtered by source', async () => {

@@ -570,6 +570,23 @@ for (const kind of await testStores()) {
       assert.equal((await get(theirs.cookie, url)).statusCode, 404);
     });
 
+    it("remembers the last pixel shown, never another account's", async () => {
+      const first = await h.pixel(acme, { name: 'First shop', domain: 'first.example.com' });
+      await h.pixel(acme, { name: 'Newest shop', domain: 'newest.example.com' });
+      const { cookie } = await signIn(acme);
+      const shown = await get(cookie, `/dashboard/diagnostics?pixel_id=${first}`);
+      const remembered = String(shown.headers['set-cookie'] ?? '');
+      assert.match(remembered, new RegExp(`^tw_pixel=${first};.*HttpOnly; SameSite=Strict`));
+      const both = `${cookie}; ${remembered.split(';')[0]}`;
+      const again = await get(both, '/dashboard/events');
+      assert.match(again.body, new RegExp(`<option value="${first}" selected>`));
+      // Another account's browser holding that cookie sees its own newest pixel, no 404.
+      const theirs = await signIn(other);
+      const foreign = await get(`${theirs.cookie}; tw_pixel=${first}`, '/dashboard/events');
+      assert.equal(foreign.statusCode, 200);
+      assert.ok(!foreign.body.includes(first));
+    });
+
     it('shows revenue per currency, never summed across currencies', async () => {
       const pixelId = await h.pixel(acme);
       for (const [id, value, currency] of [

@@ -1,4 +1,5 @@
 import type { Context } from '../../../domain/context.ts';
+import { networkErrorText } from '../../../domain/forwarding/network-errors.ts';
 import { listPixels, pixelObject } from '../../../domain/pixels/pixels.ts';
 import type { PixelObject } from '../../../domain/pixels/schemas.ts';
 import { type Html, html } from '../html.ts';
@@ -125,4 +126,12 @@ export function withCode(text: string): Html {
  */
 export function copyButton(targetId: string, what: string): Html {
   return html`<button type="button" class="copy" data-copy="${targetId}" hidden>Copy<span class="visually-hidden"> ${what}</span></button><span class="copy-status" role="status"></span>`;
+}
+
+/** A platform's error for people: a network failure in words, the raw text beside it. */
+export function problemText(text: string): Html {
+  const words = networkErrorText(text);
+  return words === null
+    ? html`${text}`
+    : html`${words} <span class="hint">(<code>${text}</code>)</span>`;
 }

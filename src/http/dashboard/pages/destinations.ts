@@ -14,7 +14,7 @@ import {
   type Platform,
 } from '../../../domain/forwarding/platforms/registry.ts';
 import { formatTime, type Html, html } from '../html.ts';
-import { noPixels, pickPixel, pixelPicker } from './common.ts';
+import { noPixels, pickPixel, pixelPicker, problemText } from './common.ts';
 
 /** What a test send answered, shown once on the page that asked for it. */
 export interface TestOutcome {
@@ -116,7 +116,7 @@ ${
     <td>${d.type}</td>
     <td>${Object.entries(d.config).map(([k, v]) => html`<code>${k}</code>: ${typeof v === 'string' ? v : JSON.stringify(v)}<br>`)}${testModeWarning(d.config)}</td>
     <td><span class="status ${d.state}">${d.state}</span>${d.enabled ? '' : html` <span class="status paused">disabled</span>`}${d.events ? html`<br><span class="hint">only ${d.events.join(', ')}</span>` : ''}</td>
-    <td>${d.last_error ?? '—'}</td>
+    <td>${d.last_error ? problemText(d.last_error) : '—'}</td>
     <td>${formatTime(d.created_at)}</td>
     <td class="actions">
       ${d.state === 'suspended' ? resumeForm(base, d.id, label) : ''}
@@ -165,7 +165,7 @@ export async function destinationEditBody(
   <dt>Destination</dt><dd>${label} <code>${d.id}</code></dd>
   <dt>Type</dt><dd>${isPlatform(d.type) ? PLATFORM_MODULES[d.type].label : d.type}</dd>
   <dt>State</dt><dd><span class="status ${d.state}">${d.state}</span>${d.enabled ? '' : html` <span class="status paused">disabled</span>`}</dd>
-  ${d.last_error ? html`<dt>Last error</dt><dd class="last-error">${d.last_error}</dd>` : ''}
+  ${d.last_error ? html`<dt>Last error</dt><dd class="last-error">${problemText(d.last_error)}</dd>` : ''}
   <dt>Config</dt><dd>${Object.entries(d.config).map(([k, v]) => html`<code>${k}</code>: ${typeof v === 'string' ? v : JSON.stringify(v)}<br>`)}</dd>
   <dt>Updated</dt><dd>${formatTime(d.updated_at)}</dd>
 </dl>

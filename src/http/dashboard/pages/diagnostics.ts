@@ -17,6 +17,7 @@ import {
   periodFields,
   pickPixel,
   pixelPicker,
+  problemText,
   stackTable,
   withCode,
 } from './common.ts';
@@ -143,7 +144,7 @@ ${stackTable({
     .slice(0, 5)
     .map((r) => [
       html`<span class="status ${r.status}">${r.status}</span>`,
-      r.reason || '—',
+      r.reason ? problemText(r.reason) : '—',
       count(r.n),
       html`<a href="${eventLink(r.exampleEventId)}">Example<span class="visually-hidden"> of ${r.status} to ${x.name}: ${r.reason}</span></a>`,
     ]),

@@ -7,11 +7,10 @@ import {
 } from '../../../domain/events/explore-events.ts';
 import { eventRecord, listEvents } from '../../../domain/events/list-events.ts';
 import { getEventWithForwarding } from '../../../domain/forwarding/event-forwarding.ts';
-import { networkErrorText } from '../../../domain/forwarding/network-errors.ts';
 import { isPlatform, PLATFORM_MODULES } from '../../../domain/forwarding/platforms/registry.ts';
 import { destinationName } from '../../../domain/stats/diagnostics.ts';
 import { formatTime, type Html, html } from '../html.ts';
-import { money, noPixels, pickPixel, pixelPicker, stackTable } from './common.ts';
+import { money, noPixels, pickPixel, pixelPicker, problemText, stackTable } from './common.ts';
 
 export interface EventFilters extends ExplorerInput {
   pixel_id?: string;
@@ -119,10 +118,7 @@ export async function eventBody(ctx: Context, pixelId: string, eventId: string):
   const e = await getEventWithForwarding({ ctx, pixelId, eventId });
   const destinations = await ctx.store.destinations.listDestinations(ctx.account.id, pixelId);
   const names = new Map(destinations.map((d) => [d.id, destinationName(d)]));
-  const problem = (text: string) => {
-    const words = networkErrorText(text);
-    return words === null ? text : html`${words} <span class="hint">(<code>${text}</code>)</span>`;
-  };
+  const problem = problemText;
   const replayUrl = (destinationId: string) =>
     `/dashboard/events/${encodeURIComponent(pixelId)}/${encodeURIComponent(eventId)}/replay/${encodeURIComponent(destinationId)}`;
   const labelOf = (platform: string) =>

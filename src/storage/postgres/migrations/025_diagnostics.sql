@@ -61,10 +61,11 @@ CREATE TABLE forward_hourly (
   PRIMARY KEY (pixel_id, account_id, hour, destination_id, status, reason)
 );
 
--- Backfill from what is stored. Duplicates refused before this migration and click ids were
--- not recorded: they start at 0.
+-- Backfill from what is stored: the same rows ingest writes, but duplicates refused before
+-- this migration and click ids in landing URLs were not recorded, so those start at 0.
 INSERT INTO diag_hourly (pixel_id, account_id, hour, event_name, source, n, k_email, k_phone,
-  k_external_id, k_fbc, k_fbp, k_ip, k_ua, consent_denied, enriched)
+  k_external_id, k_fbc, k_fbp, k_ip, k_ua, consent_denied, enriched, e_fbc, e_fbp, e_ip, e_ua,
+  e_click)
 SELECT pixel_id, account_id, floor(extract(epoch FROM timestamp) / 3600)::bigint AS hour,
        event_name, source, count(*),
        count(*) FILTER (WHERE (match_quality -> 'keys')::jsonb ? 'email'),
@@ -76,7 +77,12 @@ SELECT pixel_id, account_id, floor(extract(epoch FROM timestamp) / 3600)::bigint
        count(*) FILTER (WHERE (match_quality -> 'keys')::jsonb ? 'client_user_agent'),
        count(*) FILTER (WHERE consent ->> 'ad_user_data' = 'denied'),
        count(*) FILTER (WHERE json_typeof(match_quality -> 'enriched') = 'array'
-                          AND json_array_length(match_quality -> 'enriched') > 0)
+                          AND json_array_length(match_quality -> 'enriched') > 0),
+       count(*) FILTER (WHERE (match_quality -> 'enriched')::jsonb ? 'fbc'),
+       count(*) FILTER (WHERE (match_quality -> 'enriched')::jsonb ? 'fbp'),
+       count(*) FILTER (WHERE (match_quality -> 'enriched')::jsonb ? 'client_ip_address'),
+       count(*) FILTER (WHERE (match_quality -> 'enriched')::jsonb ? 'client_user_agent'),
+       count(*) FILTER (WHERE (match_quality -> 'enriched')::jsonb ? 'ttclid')
   FROM events
  GROUP BY 1, 2, 3, 4, 5;
 

@@ -73,10 +73,12 @@ CREATE TABLE forward_hourly (
   PRIMARY KEY (pixel_id, account_id, hour, destination_id, status, reason)
 ) STRICT, WITHOUT ROWID;
 
--- Backfill from what is stored (once, under the migration's write lock). Duplicates refused
--- before this migration and click ids were not recorded: they start at 0.
+-- Backfill from what is stored (once, under the migration's write lock): the same rows ingest
+-- writes, but duplicates refused before this migration and click ids in landing URLs were not
+-- recorded, so those start at 0.
 INSERT INTO diag_hourly (pixel_id, account_id, hour, event_name, source, n, k_email, k_phone,
-  k_external_id, k_fbc, k_fbp, k_ip, k_ua, consent_denied, enriched)
+  k_external_id, k_fbc, k_fbp, k_ip, k_ua, consent_denied, enriched, e_fbc, e_fbp, e_ip, e_ua,
+  e_click)
 SELECT pixel_id, account_id,
        (timestamp - ((timestamp % 3600000) + 3600000) % 3600000) / 3600000 AS hour,
        event_name, source, count(*),
@@ -90,7 +92,14 @@ SELECT pixel_id, account_id,
        sum(EXISTS (SELECT 1 FROM json_each(match_quality, '$.keys')
                     WHERE value = 'client_user_agent')),
        sum(coalesce(json_extract(consent, '$.ad_user_data') = 'denied', 0)),
-       sum(coalesce(json_array_length(match_quality, '$.enriched') > 0, 0))
+       sum(coalesce(json_array_length(match_quality, '$.enriched') > 0, 0)),
+       sum(EXISTS (SELECT 1 FROM json_each(match_quality, '$.enriched') WHERE value = 'fbc')),
+       sum(EXISTS (SELECT 1 FROM json_each(match_quality, '$.enriched') WHERE value = 'fbp')),
+       sum(EXISTS (SELECT 1 FROM json_each(match_quality, '$.enriched')
+                    WHERE value = 'client_ip_address')),
+       sum(EXISTS (SELECT 1 FROM json_each(match_quality, '$.enriched')
+                    WHERE value = 'client_user_agent')),
+       sum(EXISTS (SELECT 1 FROM json_each(match_quality, '$.enriched') WHERE value = 'ttclid'))
   FROM events
  GROUP BY pixel_id, account_id, hour, event_name, source;
 
