@@ -1,9 +1,40 @@
-import type pg from 'pg';
+import pg from 'pg';
 import type { WebhookEvent } from '../../domain/model.ts';
+import { toDomainError } from '../driver-errors.ts';
 import { postgresSql, type Query, type Runner, type Sql, type Step } from '../sql/query.ts';
 import { inTransaction } from './database.ts';
 
 type Queryable = pg.Pool | pg.PoolClient;
+
+/** Rejects with the domain's error for a driver's (driver-errors.ts), any other as is. */
+export function translated<T>(promise: Promise<T>): Promise<T> {
+  return promise.catch((error: unknown) => {
+    throw toDomainError(error);
+  });
+}
+
+/**
+ * The pool every PostgreSQL query of the store goes through, shared queries and hand-written
+ * ones alike: it answers a driver's outage or conflict as the domain's `storageUnavailable`
+ * (a 503), so no port or route can answer a raw driver error (a 500). Transactions translate
+ * what their client threw once they give up (database.ts inTransaction, oneStatement), after
+ * their own retries, which need the driver's codes.
+ */
+export class PostgresPool extends pg.Pool {
+  // biome-ignore lint/suspicious/noExplicitAny: pg's overloads (text, config, callback) pass through as they are
+  override query(...args: any[]): any {
+    // biome-ignore lint/suspicious/noExplicitAny: see above
+    const result = (super.query as (...a: any[]) => unknown)(...args);
+    return result instanceof Promise ? translated(result) : result;
+  }
+
+  // biome-ignore lint/suspicious/noExplicitAny: the callback form stays pg's own
+  override connect(...args: any[]): any {
+    // biome-ignore lint/suspicious/noExplicitAny: see above
+    const result = (super.connect as (...a: any[]) => unknown)(...args);
+    return result instanceof Promise ? translated(result) : result;
+  }
+}
 
 /** Writes emitted webhook messages with the transaction's client (outbox.ts writeOutbox). */
 export type Outbox = (db: Queryable, events: WebhookEvent[]) => Promise<void>;
@@ -21,7 +52,8 @@ export class PostgresRunner implements Runner {
   ) {}
 
   /** Runs `work` outside a transaction (reads, and single statements). */
-  readonly read = <T>(work: () => Query<T>): Promise<T> => drive(this.pool, work(), this.outbox);
+  readonly read = <T>(work: () => Query<T>): Promise<T> =>
+    translated(drive(this.pool, work(), this.outbox));
 
   /**
    * Runs `work` in one transaction. A conflict abort runs it again from the start (a fresh
@@ -29,6 +61,15 @@ export class PostgresRunner implements Runner {
    */
   readonly transaction = <T>(work: () => Query<T>): Promise<T> =>
     inTransaction(this.pool, (client) => drive(client, work(), this.outbox));
+
+  /** The pool and the transaction helpers translate already (PostgresPool); a lost one too. */
+  readonly own = <T>(work: () => T | Promise<T>): Promise<T> => {
+    try {
+      return translated(Promise.resolve(work()));
+    } catch (error) {
+      return Promise.reject(toDomainError(error));
+    }
+  };
 }
 
 /** Drives `query` on `db` (a pool, or a client already inside a transaction). */

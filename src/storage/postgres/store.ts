@@ -13,7 +13,6 @@ import type {
   Store,
   WebhookStore,
 } from '../../domain/ports.ts';
-import { translateDriverErrors } from '../driver-errors.ts';
 import {
   accountStore,
   destinationStore,
@@ -24,6 +23,7 @@ import {
   matchKeyStore,
   pixelStore,
   sessionStore,
+  statsStore,
   webhookStore,
 } from '../sql/ports.ts';
 import { PostgresEventBus, PostgresStatsStore } from './dashboard.ts';
@@ -71,7 +71,7 @@ export class PostgresStore implements Store {
     this.bus = new PostgresEventBus(pool, channel);
     this.feed = eventFeed(runner, this.bus);
     this.keys = keyStore(runner);
-    this.stats = new PostgresStatsStore(pool);
+    this.stats = statsStore(runner, new PostgresStatsStore(pool));
     this.sessions = sessionStore(runner);
     this.lifecycle = lifecycleStore(runner, new PostgresEventDeletes(pool));
     this.matchKeys = matchKeyStore(runner);
@@ -95,7 +95,7 @@ export class PostgresStore implements Store {
         `Cannot connect to PostgreSQL at ${describeTarget(options.url)}: ${(error as Error).message}. Check DATABASE_URL and that the server is running.`,
       );
     }
-    return translateDriverErrors(new PostgresStore(pool, schema));
+    return new PostgresStore(pool, schema);
   }
 
   async migrate(): Promise<void> {

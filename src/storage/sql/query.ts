@@ -73,6 +73,12 @@ export interface Runner {
   read<T>(work: () => Query<T>): Promise<T>;
   /** Runs `work` in one transaction, committed durably before resolving. */
   transaction<T>(work: () => Query<T>): Promise<T>;
+  /**
+   * Runs a port method the adapter writes itself (a hot path, a queue claim), with the same
+   * translation of driver errors as `read` and `transaction`: an outage is the domain's
+   * `storageUnavailable` (a 503) wherever a port's work is done, never a driver's error.
+   */
+  own<T>(work: () => T | Promise<T>): Promise<T>;
 }
 
 /** Every row the statement returns. */

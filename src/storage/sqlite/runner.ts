@@ -1,6 +1,7 @@
 import type { Statement } from 'better-sqlite3';
 import type { CompiledQuery } from 'kysely';
 import type { WebhookEvent } from '../../domain/model.ts';
+import { toDomainError } from '../driver-errors.ts';
 import { type Query, type Runner, type Sql, type Step, sqliteSql } from '../sql/query.ts';
 import type { SqliteDatabase } from './database.ts';
 
@@ -19,20 +20,27 @@ export class SqliteRunner implements Runner {
   ) {}
 
   /** Runs `work` outside a transaction (reads, and single statements). */
-  readonly read = <T>(work: () => Query<T>): Promise<T> => {
-    try {
-      return Promise.resolve(this.drive(work()));
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  };
+  readonly read = <T>(work: () => Query<T>): Promise<T> => this.own(() => this.drive(work()));
 
   /** Runs `work` in one IMMEDIATE transaction, committed (and flushed) before resolving. */
-  readonly transaction = <T>(work: () => Query<T>): Promise<T> => {
+  readonly transaction = <T>(work: () => Query<T>): Promise<T> =>
+    this.own(() => this.db.transaction(() => this.drive(work())).immediate());
+
+  /**
+   * Runs `work` (synchronous, or a promise) with better-sqlite3's errors as the domain's: a
+   * closed handle, a lock held past busy_timeout, an I/O error or a full disk is
+   * `storageUnavailable` (driver-errors.ts). Every SQLite port's work passes here.
+   */
+  readonly own = <T>(work: () => T | Promise<T>): Promise<T> => {
     try {
-      return Promise.resolve(this.db.transaction(() => this.drive(work())).immediate());
+      const result = work();
+      return result instanceof Promise
+        ? result.catch((error: unknown) => {
+            throw toDomainError(error);
+          })
+        : Promise.resolve(result);
     } catch (error) {
-      return Promise.reject(error);
+      return Promise.reject(toDomainError(error));
     }
   };
 

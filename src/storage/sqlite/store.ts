@@ -18,7 +18,6 @@ import type {
   Store,
   WebhookStore,
 } from '../../domain/ports.ts';
-import { translateDriverErrors } from '../driver-errors.ts';
 import { dayOf, hourOf, planTotal, totalSql } from '../event-totals.ts';
 import { GroupCommit } from '../group-commit.ts';
 import { matchColumns } from '../match-columns.ts';
@@ -35,6 +34,7 @@ import {
   matchKeyStore,
   pixelStore,
   sessionStore,
+  statsStore,
   webhookStore,
 } from '../sql/ports.ts';
 import { SqliteEventBus, SqliteStatsStore } from './dashboard.ts';
@@ -96,8 +96,9 @@ class SqliteEventStore implements EventStore {
     durable: DurableCommit,
     onCommitted: OnEventsCommitted,
     private readonly forwardJobs: ReturnType<typeof forwardJobWriter>,
+    runner: SqliteRunner,
   ) {
-    this.runner = new SqliteRunner(db);
+    this.runner = runner;
     // ON CONFLICT DO NOTHING makes dedup exact under any concurrency: the unique index decides.
     this.insert = db.prepare(
       `INSERT INTO events (account_id, pixel_id, event_id, event_name, value, currency, timestamp,
@@ -161,7 +162,9 @@ class SqliteEventStore implements EventStore {
     // Answered once the batch's frames are on disk, flushed off the event loop (wal-sync.ts);
     // the live tail hears of the new events only then, so it never shows an unflushed event.
     this.batches = new GroupCommit(async (items) => {
-      const { outcomes, inserted, queued } = await durable(() => insertAll.immediate(items));
+      const { outcomes, inserted, queued } = await this.runner.own(() =>
+        durable(() => insertAll.immediate(items)),
+      );
       if (inserted.length > 0) onCommitted(inserted);
       if (queued.webhookMessages || queued.forwardingJobs) {
         for (const listener of this.queuedListeners) listener(queued);
@@ -273,7 +276,11 @@ class SqliteEventStore implements EventStore {
     return this.runner.read(() => getEvent(this.runner.sql, accountId, pixelId, eventId));
   }
 
-  async listEvents(query: EventQuery) {
+  listEvents(query: EventQuery) {
+    return this.runner.own(() => this.eventPage(query));
+  }
+
+  private eventPage(query: EventQuery) {
     const scope = ['account_id = @accountId', 'pixel_id = @pixelId'];
     if (query.eventName !== undefined) scope.push('event_name = @eventName');
     const where = [...scope];
@@ -343,11 +350,18 @@ export class SqliteStore implements Store {
     this.pixels = pixelStore(runner);
     this.bus = new SqliteEventBus();
     this.feed = eventFeed(runner, this.bus);
-    this.events = new SqliteEventStore(db, write, durable, this.bus.announce, forwardJobWriter(db));
+    this.events = new SqliteEventStore(
+      db,
+      write,
+      durable,
+      this.bus.announce,
+      forwardJobWriter(db),
+      runner,
+    );
     this.destinations = destinationStore(runner);
     this.forwarding = forwardingStore(runner, new SqliteForwardingQueue(db, outbox, durable));
     this.keys = keyStore(runner);
-    this.stats = new SqliteStatsStore(db);
+    this.stats = statsStore(runner, new SqliteStatsStore(db));
     this.sessions = sessionStore(runner);
     this.lifecycle = lifecycleStore(runner, new SqliteEventDeletes(db, durable));
     this.matchKeys = matchKeyStore(runner);
@@ -362,7 +376,7 @@ export class SqliteStore implements Store {
   static open(path: string, options: { flush?: Flush } = {}): SqliteStore {
     const db = openSqlite(path);
     migrateSqlite(db);
-    return translateDriverErrors(new SqliteStore(db, WalSync.open(db, path, options.flush)));
+    return new SqliteStore(db, WalSync.open(db, path, options.flush));
   }
 
   async migrate(): Promise<void> {
