@@ -136,7 +136,11 @@ const postgresKind: StoreKind = {
 
 /** The store matrix: every HTTP-level and contract suite runs once per entry. */
 export async function testStores(): Promise<StoreKind[]> {
-  return (await postgresAvailable()) ? [sqliteKind, postgresKind] : [sqliteKind];
+  const kinds = (await postgresAvailable()) ? [sqliteKind, postgresKind] : [sqliteKind];
+  // `TRACKWAY_TEST_STORES=postgres` runs a suite on the named stores only (account-scope.test.ts
+  // runs the store suites again on PostgreSQL to read the statements they cause).
+  const only = process.env['TRACKWAY_TEST_STORES']?.split(',');
+  return only ? kinds.filter((k) => only.includes(k.name)) : kinds;
 }
 
 /**

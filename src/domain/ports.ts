@@ -451,8 +451,8 @@ export interface PersonErasure {
 }
 
 export interface LifecycleStore {
-  /** The highest arrival number stored (0 when none): where an erasure's scan ends. */
-  lastSeq(): Promise<number>;
+  /** The account's highest arrival number (0 when none): where an erasure's scan ends. */
+  lastSeq(accountId: string): Promise<number>;
   /**
    * Deletes the account's events of `pixelIds` (every pixel of the account when `null`) with
    * arrival number in (afterSeq, throughSeq] whose user_data holds any of `keys`; how many.

@@ -2,6 +2,7 @@ import pg from 'pg';
 import { isStorageUnavailable, isTransactionConflict, toDomainError } from '../driver-errors.ts';
 import { pendingMigrations } from '../migration-files.ts';
 import { PostgresPool } from './runner.ts';
+import { splitStatements } from './statements.ts';
 
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
 
@@ -208,7 +209,9 @@ export async function migratePostgres(pool: pg.Pool, schema: string | null): Pro
       for (const { version, sql } of pendingMigrations(MIGRATIONS_DIR, applied)) {
         await client.query('BEGIN');
         try {
-          await client.query(untimed(sql));
+          // One statement per query (statements.ts: Citus plans a multi-statement string
+          // as one, and refuses DDL on distributed tables sent that way).
+          for (const statement of splitStatements(sql)) await client.query(untimed(statement));
           await client.query(
             'INSERT INTO schema_migrations (version, applied_at) VALUES ($1, now())',
             [version],

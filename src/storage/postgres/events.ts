@@ -138,16 +138,16 @@ const INSERT_BATCH: Omit<pg.QueryConfig, 'values'> = {
          received_at, url, referrer, title, search_string, user_data, custom_data,
          action_source, platform_hashes, match_quality, dropped, consent, source, anonymous_id
          FROM arrived ORDER BY pixel_id, event_id
-       ON CONFLICT (pixel_id, event_id) DO NOTHING
+       ON CONFLICT (account_id, pixel_id, event_id) DO NOTHING
        RETURNING seq, account_id, pixel_id, event_id, event_name, coalesce(value, 0) AS value,
          floor(extract(epoch FROM timestamp) / 3600)::bigint AS hour,
          (match_quality ->> 'score')::float8 AS score, received_at, source
      ), raw_keys AS (
        -- Contract §11: the raw match keys apart from the record, for the new events that
        -- carried any (raw_expires_at is null for the others).
-       INSERT INTO event_match_keys (seq, expires_at, match_keys, location)
-       SELECT a.seq, a.raw_expires_at, a.match_keys, a.location
-         FROM inserted i JOIN arrived a ON a.seq = i.seq
+       INSERT INTO event_match_keys (account_id, seq, expires_at, match_keys, location)
+       SELECT a.account_id, a.seq, a.raw_expires_at, a.match_keys, a.location
+         FROM inserted i JOIN arrived a ON a.seq = i.seq AND a.account_id = i.account_id
         WHERE a.raw_expires_at IS NOT NULL
      ), visitors AS (
        -- Identity stitching: a browser event replaces its visitor's identifiers (a repeated
@@ -159,9 +159,8 @@ const INSERT_BATCH: Omit<pg.QueryConfig, 'values'> = {
          FROM arrived
         WHERE visitor_keys IS NOT NULL AND anonymous_id IS NOT NULL
         ORDER BY pixel_id, anonymous_id, arrival DESC
-       ON CONFLICT (pixel_id, anonymous_id) DO UPDATE SET account_id = excluded.account_id,
-         keys = excluded.keys, last_seen_at = excluded.last_seen_at,
-         expires_at = excluded.expires_at
+       ON CONFLICT (account_id, pixel_id, anonymous_id) DO UPDATE SET keys = excluded.keys,
+         last_seen_at = excluded.last_seen_at, expires_at = excluded.expires_at
      ), jobs AS (
        -- The forwarding jobs commit with the events (contract §12), one per enabled
        -- destination whose filter the event matches: for a pixel without destinations, one

@@ -24,8 +24,9 @@ export class PostgresForwardingQueue implements ForwardingQueue {
     const { rows } = await this.pool.query<destinations.DestinationRow>(
       `SELECT * FROM destinations d WHERE enabled AND state <> 'suspended'
           AND NOT (id = ANY($1::text[])) AND ($3::text IS NULL OR id = $3)
-          AND EXISTS (SELECT 1 FROM forward_jobs j WHERE j.destination_id = d.id
-            AND j.status = 'pending' AND j.next_attempt_at <= $2)
+          AND EXISTS (SELECT 1 FROM forward_jobs j
+            WHERE j.account_id = d.account_id AND j.destination_id = d.id
+              AND j.status = 'pending' AND j.next_attempt_at <= $2)
         ORDER BY random()`,
       [options.busy, options.now, options.only ?? null],
     );
@@ -43,7 +44,8 @@ export class PostgresForwardingQueue implements ForwardingQueue {
       }>(
         `WITH due AS (
            SELECT account_id, destination_id, pixel_id, event_id FROM forward_jobs
-            WHERE destination_id = $1 AND status = 'pending' AND next_attempt_at <= $2
+            WHERE account_id = $6 AND destination_id = $1 AND status = 'pending'
+              AND next_attempt_at <= $2
             ORDER BY next_attempt_at LIMIT $3
             FOR UPDATE SKIP LOCKED
          )
@@ -52,7 +54,14 @@ export class PostgresForwardingQueue implements ForwardingQueue {
           WHERE j.account_id = due.account_id AND j.destination_id = due.destination_id
             AND j.pixel_id = due.pixel_id AND j.event_id = due.event_id
          RETURNING j.pixel_id, j.event_id, j.attempts, j.created_at`,
-        [destination.id, options.now, options.take(destination), leaseUntil, options.owner],
+        [
+          destination.id,
+          options.now,
+          options.take(destination),
+          leaseUntil,
+          options.owner,
+          destination.accountId,
+        ],
       );
       if (claimed.rows.length === 0) continue;
       batches.push({

@@ -93,22 +93,22 @@ export class PostgresEventDeletes implements EventDeletes {
       }
       // An event's forwarding jobs and attempt ledger go with it (contract §21): its id and the
       // platforms' answers must not outlive retention or an erasure.
-      // Per pixel, as `event_id = ANY(…)`, by (pixel_id, event_id) alone: a pixel id names
-      // one pixel of one account, and those columns are the forwarding tables' event index.
-      // Joined to an unnest(), or with account_id in the condition (the jobs' primary key
-      // starts with it), the planner read every job of the account for each batch: 20,000
-      // events purged in 4.0 s, against 1.45 s without the forwarding rows.
-      const byPixel = new Map<string, string[]>();
+      // Per pixel, as `event_id = ANY(…)`, on the forwarding tables' event index
+      // (account_id, pixel_id, event_id; migration 023). Joined to an unnest(), or with the
+      // index not led by account_id, the planner read every job of the account for each
+      // batch: 20,000 events purged in 4.0 s, against 1.45 s without the forwarding rows.
+      const byPixel = new Map<string, { accountId: string; eventIds: string[] }>();
       for (const r of rows) {
-        const ids = byPixel.get(r.pixel_id);
-        if (ids) ids.push(r.event_id);
-        else byPixel.set(r.pixel_id, [r.event_id]);
+        const pixel = byPixel.get(r.pixel_id);
+        if (pixel) pixel.eventIds.push(r.event_id);
+        else byPixel.set(r.pixel_id, { accountId: r.account_id, eventIds: [r.event_id] });
       }
-      for (const [pixelId, eventIds] of byPixel) {
+      for (const [pixelId, { accountId, eventIds }] of byPixel) {
         for (const table of ['forward_jobs', 'forward_attempts']) {
           await db.query(
-            `DELETE FROM ${table} WHERE pixel_id = $1 AND event_id = ANY($2::text[])`,
-            [pixelId, eventIds],
+            `DELETE FROM ${table}
+              WHERE account_id = $3 AND pixel_id = $1 AND event_id = ANY($2::text[])`,
+            [pixelId, eventIds, accountId],
           );
         }
       }

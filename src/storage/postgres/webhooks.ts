@@ -94,23 +94,25 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
       const { rows } = await db.query<DueRow>(
         `SELECT d.message_id, d.endpoint_id, d.account_id, d.attempts, d.body,
                 m.event_type, m.data, m.created_at
-           FROM (SELECT id FROM webhook_endpoints
+           FROM (SELECT account_id, id FROM webhook_endpoints
                   WHERE enabled AND deleted_at IS NULL
                   ORDER BY random()) e
            CROSS JOIN LATERAL (
              SELECT d2.message_id, d2.endpoint_id, d2.account_id, d2.attempts, d2.body
                FROM webhook_deliveries d2
-              WHERE d2.endpoint_id = e.id AND d2.status = 'pending' AND d2.next_attempt_at <= $1
+              WHERE d2.account_id = e.account_id AND d2.endpoint_id = e.id
+                AND d2.status = 'pending' AND d2.next_attempt_at <= $1
                 AND (d2.lease_until IS NULL OR d2.lease_until < $1)
               ORDER BY d2.next_attempt_at
               LIMIT greatest(0, $3 - coalesce(
                 (SELECT o.n FROM unnest($2::text[], $5::int[]) AS o(id, n) WHERE o.id = e.id), 0))
               FOR UPDATE SKIP LOCKED) d
-           JOIN webhook_messages m ON m.id = d.message_id
+           JOIN webhook_messages m ON m.account_id = d.account_id AND m.id = d.message_id
           LIMIT $4`,
         [now, openIds, options.perEndpoint, options.limit, openCounts],
       );
       if (rows.length === 0) return [];
+      const accountIds = rows.map((r) => r.account_id);
       const messageIds = rows.map((r) => r.message_id);
       const endpointIds = rows.map((r) => r.endpoint_id);
       // The body is fixed at the first attempt: its `timestamp` is when it was first sent.
@@ -129,8 +131,8 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
       await db.query(
         `UPDATE webhook_deliveries d SET lease_until = $1, lease_owner = $2, attempts = d.attempts + 1,
                 body = u.b, first_sent_at = COALESCE(d.first_sent_at, $6)
-           FROM unnest($3::text[], $4::text[], $5::text[]) AS u(m, e, b)
-          WHERE d.message_id = u.m AND d.endpoint_id = u.e`,
+           FROM unnest($3::text[], $4::text[], $5::text[], $7::text[]) AS u(m, e, b, a)
+          WHERE d.account_id = u.a AND d.message_id = u.m AND d.endpoint_id = u.e`,
         [
           new Date(now.getTime() + options.leaseMs),
           options.owner,
@@ -138,14 +140,16 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
           endpointIds,
           bodies,
           now,
+          accountIds,
         ],
       );
       // An attempt still 'pending' here was cut short (its worker died): say so.
       await db.query(
         `UPDATE webhook_attempts a SET status = 'failed', error = $3
-           FROM unnest($1::text[], $2::text[]) AS u(m, e)
-          WHERE a.message_id = u.m AND a.endpoint_id = u.e AND a.status = 'pending'`,
-        [messageIds, endpointIds, INTERRUPTED_ATTEMPT_ERROR],
+           FROM unnest($1::text[], $2::text[], $4::text[]) AS u(m, e, a)
+          WHERE a.account_id = u.a AND a.message_id = u.m AND a.endpoint_id = u.e
+            AND a.status = 'pending'`,
+        [messageIds, endpointIds, INTERRUPTED_ATTEMPT_ERROR, accountIds],
       );
       await db.query(
         `INSERT INTO webhook_attempts (public_id, message_id, endpoint_id, account_id, attempt, status, attempted_at)
@@ -154,7 +158,7 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
         [
           messageIds,
           endpointIds,
-          rows.map((r) => r.account_id),
+          accountIds,
           rows.map((r) => r.attempts + 1),
           now,
           rows.map(() => newId('att')),

@@ -504,6 +504,7 @@ const earliestDueJob = prepared((db: Sql) =>
           eb
             .selectFrom('forward_jobs as j')
             .select((e2) => e2.fn.min('j.next_attempt_at').as('due'))
+            .whereRef('j.account_id', '=', 'd.account_id')
             .whereRef('j.destination_id', '=', 'd.id')
             .where('j.status', '=', 'pending'),
         )

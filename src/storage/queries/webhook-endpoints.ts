@@ -112,6 +112,7 @@ export function* deleteEndpoint(
     db.q
       .updateTable('webhook_deliveries')
       .set({ status: 'canceled', next_attempt_at: null })
+      .where('account_id', '=', accountId)
       .where('endpoint_id', '=', endpointId)
       // A literal, so the planner sees the partial index's condition.
       .where('status', '=', sql.lit('pending')),

@@ -129,7 +129,7 @@ export function lifecycleStore(
   deletes: EventDeletes,
 ): LifecycleStore {
   return {
-    lastSeq: () => read(() => events.lastSeq(db)),
+    lastSeq: (accountId) => read(() => events.lastSeq(db, accountId)),
     erasePerson: (options) => own(() => deletes.erasePerson(options)),
     exportPage: (query) => read(() => events.exportPage(db, query)),
     purgeBatch: (accountId, pixelId, before, limit) =>

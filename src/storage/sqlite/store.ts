@@ -109,7 +109,8 @@ class SqliteEventStore implements EventStore {
     );
     // Raw match keys apart from the record (contract §11), same transaction as the event.
     this.insertRawKeys = db.prepare(
-      'INSERT INTO event_match_keys (seq, expires_at, match_keys, location) VALUES (?, ?, ?, ?)',
+      `INSERT INTO event_match_keys (account_id, seq, expires_at, match_keys, location)
+       VALUES (?, ?, ?, ?, ?)`,
     );
     // Identity stitching: a browser event replaces its visitor's identifiers, same transaction.
     this.upsertVisitor = db.prepare(
@@ -222,7 +223,7 @@ class SqliteEventStore implements EventStore {
     if (changes === 0) return 'duplicate';
     if (match.raw) {
       const { expiresAtMs, matchKeys, location } = match.raw;
-      this.insertRawKeys.run(lastInsertRowid, expiresAtMs, matchKeys, location);
+      this.insertRawKeys.run(event.accountId, lastInsertRowid, expiresAtMs, matchKeys, location);
     }
     const ms = event.timestamp.getTime();
     const hour = hourOf(ms);
