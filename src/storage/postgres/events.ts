@@ -1,21 +1,16 @@
 import type pg from 'pg';
 import { newMessageId } from '../../domain/ids.ts';
 import type { TrackedEvent, WebhookEvent } from '../../domain/model.ts';
-import type {
-  EventQuery,
-  EventStore,
-  InsertOutcome,
-  NewEvent,
-  QueuedWork,
-} from '../../domain/ports.ts';
+import type { EventQuery, EventStore, InsertOutcome, NewEvent } from '../../domain/ports.ts';
 import { planTotal, totalSql } from '../event-totals.ts';
 import { GroupCommit } from '../group-commit.ts';
 import { matchColumns } from '../match-columns.ts';
 import { getEvent } from '../queries/events.ts';
 import * as rows from '../rows.ts';
 import { type EventRow, postgresCodec } from '../rows.ts';
+import { type QueuedWork, storedCounts } from '../sql/committed.ts';
 import { oneStatement } from './database.ts';
-import { PostgresRunner } from './runner.ts';
+import type { PostgresRunner } from './runner.ts';
 
 export const toEvent = (r: EventRow) => rows.toEvent(postgresCodec, r);
 export type { EventRow };
@@ -339,26 +334,28 @@ async function insertMany(
  */
 export class PostgresEventStore implements EventStore {
   private readonly batches: GroupCommit<NewEvent, Outcome>;
-  private readonly runner: PostgresRunner;
-  private readonly queuedListeners: Array<(queued: QueuedWork) => void> = [];
 
   constructor(
     private readonly pool: pg.Pool,
     channel: string,
+    private readonly runner: PostgresRunner,
   ) {
-    this.runner = new PostgresRunner(pool);
-    this.batches = new GroupCommit(async (batch) => {
-      const { outcomes, queued } = await insertMany(this.pool, batch, channel);
-      // After the commit, as announce.ts's other notices.
-      if (queued.webhookMessages || queued.forwardingJobs) {
-        for (const listener of this.queuedListeners) listener(queued);
-      }
-      return outcomes;
-    }, MAX_BATCH);
-  }
-
-  onQueued(listener: (queued: QueuedWork) => void): void {
-    this.queuedListeners.push(listener);
+    this.batches = new GroupCommit(
+      (batch) =>
+        runner.own(async (note) => {
+          const { outcomes, queued } = await insertMany(this.pool, batch, channel);
+          // Announced by the runner after the commit. A worker is woken only when the commit
+          // gave it work: a look costs a query or two, which on a busy ingest path with no
+          // endpoint or destination would be all cost and no work.
+          note({
+            outbox: queued.webhookMessages,
+            forwarding: queued.forwardingJobs,
+            events: storedCounts(outcomes),
+          });
+          return outcomes;
+        }),
+      MAX_BATCH,
+    );
   }
 
   insertEvent(event: TrackedEvent, emit: WebhookEvent[]): Promise<Outcome> {

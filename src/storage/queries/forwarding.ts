@@ -14,7 +14,7 @@ import type {
   ForwardingEntry,
   ForwardStatus,
 } from '../../domain/ports.ts';
-import { all, first, prepared, type Query, run, type Sql } from '../sql/query.ts';
+import { all, first, note, prepared, type Query, run, type Sql } from '../sql/query.ts';
 import { getDestination } from './destinations.ts';
 
 const CHUNK = 1_000;
@@ -270,6 +270,8 @@ export function* recordReplay(
       created_at: db.store.time(replay.now),
     }),
   );
+  // A forwarding worker starts queueing its events.
+  yield* note({ replay: true });
 }
 
 /** The oldest open replays nobody holds (a read: most looks find none). */
@@ -373,6 +375,7 @@ export function* advanceReplay(
       : { at: row.cursor_at, seq: row.cursor_seq };
   const page = yield* replayPage(db, scope, after, now);
   const queued = yield* queuePage(db, scope, page, now);
+  if (queued > 0) yield* note({ forwarding: true });
   if (page.last || page.next === null) {
     yield* run(finish(queued));
     return { queued, done: true };

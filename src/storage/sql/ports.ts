@@ -111,8 +111,17 @@ export function webhookStore(
     listAttempts: (accountId, id, page) =>
       read(() => attempts.listAttempts(db, accountId, id, page)),
     retryDelivery: (accountId, id, messageId, at) =>
-      own(() => queue.retryDelivery(accountId, id, messageId, at)),
-    enqueueFor: (endpointId, event) => own(() => queue.enqueueFor(endpointId, event)),
+      own(async (note) => {
+        const outcome = await queue.retryDelivery(accountId, id, messageId, at);
+        note({ outbox: outcome === 'queued' });
+        return outcome;
+      }),
+    enqueueFor: (endpointId, event) =>
+      own(async (note) => {
+        const id = await queue.enqueueFor(endpointId, event);
+        note({ outbox: true });
+        return id;
+      }),
     claimDue: (options) => own(() => queue.claimDue(options)),
     recordAttempt: (delivery, owner, result, at) =>
       own(() => queue.recordAttempt(delivery, owner, result, at)),
@@ -202,7 +211,13 @@ export function forwardingStore(
 ): ForwardingStore {
   return {
     claim: (options) => own(() => queue.claim(options)),
-    settle: (options) => own(() => queue.settle(options)),
+    settle: (options) =>
+      own(async (note) => {
+        await queue.settle(options);
+        // `event.forwarded` messages committed with the outcomes; retries due soon, or a
+        // destination back to work.
+        note({ outbox: options.emit.length > 0, forwarding: true });
+      }),
     nextDueAt: () => read(() => forwarding.nextDueAt(db)),
     eventForwarding: (accountId, pixelId, eventIds, withLog) =>
       read(() => forwarding.eventForwarding(db, accountId, pixelId, eventIds, withLog)),

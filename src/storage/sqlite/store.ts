@@ -1,6 +1,7 @@
 import type { TrackedEvent, WebhookEvent } from '../../domain/model.ts';
 import type {
   AccountStore,
+  CommitNotifier,
   DestinationStore,
   EventFeed,
   EventQuery,
@@ -12,7 +13,6 @@ import type {
   MatchKeyStore,
   NewEvent,
   PixelStore,
-  QueuedWork,
   SessionStore,
   StatsStore,
   Store,
@@ -24,6 +24,7 @@ import { matchColumns } from '../match-columns.ts';
 import { getEvent } from '../queries/events.ts';
 import * as rows from '../rows.ts';
 import { type EventRow, sqliteCodec } from '../rows.ts';
+import { type QueuedWork, storedCounts } from '../sql/committed.ts';
 import {
   accountStore,
   destinationStore,
@@ -88,7 +89,6 @@ class SqliteEventStore implements EventStore {
   private readonly countHour;
   private readonly batches: GroupCommit<NewEvent, InsertOutcome>;
   private readonly runner: SqliteRunner;
-  private readonly queuedListeners: Array<(queued: QueuedWork) => void> = [];
 
   constructor(
     private readonly db: SqliteDatabase,
@@ -162,16 +162,22 @@ class SqliteEventStore implements EventStore {
     });
     // Answered once the batch's frames are on disk, flushed off the event loop (wal-sync.ts);
     // the live tail hears of the new events only then, so it never shows an unflushed event.
-    this.batches = new GroupCommit(async (items) => {
-      const { outcomes, inserted, queued } = await this.runner.own(() =>
-        durable(() => insertAll.immediate(items)),
-      );
-      if (inserted.length > 0) onCommitted(inserted);
-      if (queued.webhookMessages || queued.forwardingJobs) {
-        for (const listener of this.queuedListeners) listener(queued);
-      }
-      return outcomes;
-    }, MAX_BATCH);
+    this.batches = new GroupCommit(
+      (items) =>
+        this.runner.own(async (note) => {
+          const { outcomes, inserted, queued } = await durable(() => insertAll.immediate(items));
+          if (inserted.length > 0) onCommitted(inserted);
+          // Announced by the runner, flushed: a worker is woken only when the commit gave it
+          // work (see postgres/events.ts).
+          note({
+            outbox: queued.webhookMessages,
+            forwarding: queued.forwardingJobs,
+            events: storedCounts(outcomes),
+          });
+          return outcomes;
+        }),
+      MAX_BATCH,
+    );
   }
 
   /** One row and, when it is new, its outbox messages; runs inside the batch's transaction. */
@@ -260,10 +266,6 @@ class SqliteEventStore implements EventStore {
     return this.batches.one({ event, emit });
   }
 
-  onQueued(listener: (queued: QueuedWork) => void): void {
-    this.queuedListeners.push(listener);
-  }
-
   insertEvents(events: NewEvent[]): Promise<PromiseSettledResult<InsertOutcome>[]> {
     return this.batches.submit(events);
   }
@@ -340,13 +342,15 @@ export class SqliteStore implements Store {
   private constructor(
     readonly db: SqliteDatabase,
     private readonly wal: WalSync | null,
+    commits: CommitNotifier | undefined,
   ) {
     const outbox = outboxWriter(db);
     const write = (events: WebhookEvent[], targets?: Map<string, string[]>) =>
       outbox.write(events, targets);
     const durable = durableCommit(wal);
-    // One runner, so each statement is prepared once for the whole store.
-    const runner = new SqliteRunner(db, write);
+    // One runner, so each statement is prepared once for the whole store; what each write
+    // commits is announced to `commits` after its COMMIT.
+    const runner = new SqliteRunner(db, write, commits);
     this.accounts = accountStore(runner);
     this.pixels = pixelStore(runner);
     this.bus = new SqliteEventBus();
@@ -374,10 +378,13 @@ export class SqliteStore implements Store {
    * Opens the file and applies migrations first: statements are prepared against the schema.
    * `flush` replaces fdatasync for the WAL (fault tests only).
    */
-  static open(path: string, options: { flush?: Flush } = {}): SqliteStore {
+  static open(
+    path: string,
+    options: { flush?: Flush; commits?: CommitNotifier } = {},
+  ): SqliteStore {
     const db = openSqlite(path);
     migrateSqlite(db);
-    return new SqliteStore(db, WalSync.open(db, path, options.flush));
+    return new SqliteStore(db, WalSync.open(db, path, options.flush), options.commits);
   }
 
   async migrate(): Promise<void> {
