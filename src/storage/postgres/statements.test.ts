@@ -22,6 +22,8 @@ DO $body$ BEGIN PERFORM 1; END $body$;
     for (const file of readdirSync(dir).filter((f) => f.endsWith('.sql'))) {
       const sql = readFileSync(new URL(file, dir), 'utf8');
       const ends = sql
+        // A dollar-quoted body (a DO block) is one statement whatever it holds.
+        .replace(/(\$[A-Za-z_]*\$)[\s\S]*?\1/g, '$$$$')
         .split('\n')
         .filter((line) => !line.trimStart().startsWith('--'))
         .join('\n')
