@@ -24,8 +24,13 @@ BEGIN
   PERFORM create_distributed_table('event_totals', 'account_id', colocate_with => 'events');
   PERFORM create_distributed_table('event_counts_daily', 'account_id', colocate_with => 'events');
   PERFORM create_distributed_table('event_counts', 'account_id', colocate_with => 'events');
+  -- A local table's foreign key to a table being distributed is refused: the deliveries'
+  -- key to their message is taken off while both are distributed, then put back.
+  ALTER TABLE webhook_deliveries DROP CONSTRAINT webhook_deliveries_message_fkey;
   PERFORM create_distributed_table('webhook_messages', 'account_id', colocate_with => 'events');
   PERFORM create_distributed_table('webhook_deliveries', 'account_id', colocate_with => 'events');
+  ALTER TABLE webhook_deliveries ADD CONSTRAINT webhook_deliveries_message_fkey
+    FOREIGN KEY (account_id, message_id) REFERENCES webhook_messages (account_id, id);
   PERFORM create_distributed_table('webhook_attempts', 'account_id', colocate_with => 'events');
   PERFORM create_distributed_table('forward_jobs', 'account_id', colocate_with => 'events');
   PERFORM create_distributed_table('forward_attempts', 'account_id', colocate_with => 'events');
