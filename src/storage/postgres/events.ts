@@ -172,23 +172,22 @@ const INSERT_BATCH: Omit<pg.QueryConfig, 'values'> = {
        ON CONFLICT DO NOTHING
        RETURNING 1
      ), all_time AS (
-       INSERT INTO event_totals (pixel_id, account_id, event_name, n)
+       INSERT INTO event_totals AS c (pixel_id, account_id, event_name, n)
        SELECT pixel_id, account_id, event_name, count(*) FROM inserted
         GROUP BY pixel_id, account_id, event_name
         ORDER BY pixel_id, account_id, event_name
-       ON CONFLICT (pixel_id, account_id, event_name) DO UPDATE SET n = event_totals.n + excluded.n
+       ON CONFLICT (pixel_id, account_id, event_name) DO UPDATE SET n = c.n + excluded.n
      ), daily AS (
-       INSERT INTO event_counts_daily (pixel_id, account_id, event_name, day, n, value_sum)
+       INSERT INTO event_counts_daily AS c (pixel_id, account_id, event_name, day, n, value_sum)
        SELECT pixel_id, account_id, event_name, floor(hour / 24.0)::bigint AS day, count(*),
               sum(value)
          FROM inserted
         GROUP BY pixel_id, account_id, event_name, day
         ORDER BY pixel_id, account_id, event_name, day
        ON CONFLICT (pixel_id, account_id, event_name, day)
-         DO UPDATE SET n = event_counts_daily.n + excluded.n,
-           value_sum = event_counts_daily.value_sum + excluded.value_sum
+         DO UPDATE SET n = c.n + excluded.n, value_sum = c.value_sum + excluded.value_sum
      ), hourly AS (
-       INSERT INTO event_counts (pixel_id, account_id, event_name, hour, n, value_sum, match_sum,
+       INSERT INTO event_counts AS c (pixel_id, account_id, event_name, hour, n, value_sum, match_sum,
          match_n)
        SELECT pixel_id, account_id, event_name, hour, count(*), sum(value),
               coalesce(sum(score), 0), count(score)
@@ -196,10 +195,8 @@ const INSERT_BATCH: Omit<pg.QueryConfig, 'values'> = {
         GROUP BY pixel_id, account_id, event_name, hour
         ORDER BY pixel_id, account_id, event_name, hour
        ON CONFLICT (pixel_id, account_id, event_name, hour)
-         DO UPDATE SET n = event_counts.n + excluded.n,
-           value_sum = event_counts.value_sum + excluded.value_sum,
-           match_sum = event_counts.match_sum + excluded.match_sum,
-           match_n = event_counts.match_n + excluded.match_n
+         DO UPDATE SET n = c.n + excluded.n, value_sum = c.value_sum + excluded.value_sum,
+           match_sum = c.match_sum + excluded.match_sum, match_n = c.match_n + excluded.match_n
      ), emitted AS (
        -- The outbox (outbox.ts, the same rows writeOutbox writes): one message per webhook
        -- event of a newly stored event whose account has an enabled endpoint subscribed to its
@@ -231,8 +228,10 @@ const INSERT_BATCH: Omit<pg.QueryConfig, 'values'> = {
        -- Tells every instance's live tail which events this transaction stored: \`<pixel_id>
        -- <seq>,<seq>…\` on the store's channel, split so no payload passes
        -- MAX_NOTIFY_PAYLOAD. NOTIFY is transactional, so listeners hear of the events only
-       -- once they are committed, and never of a rolled-back batch.
+       -- once they are committed, and never of a rolled-back batch. pg_notify() returns void,
+       -- which Citus cannot carry as a column of a CTE: the row holds a boolean instead.
        SELECT pg_notify($21, pixel_id || ' ' || string_agg(seq::text, ',' ORDER BY seq))
+                IS NULL AS sent
          FROM (SELECT pixel_id, seq,
                       (row_number() OVER (PARTITION BY pixel_id ORDER BY seq) - 1)
                         / greatest(1, (${MAX_NOTIFY_PAYLOAD} - 1 - octet_length(pixel_id)) / ${SEQ_ROOM})
