@@ -8,7 +8,7 @@ import { matchColumns } from '../match-columns.ts';
 import { getEvent } from '../queries/events.ts';
 import * as rows from '../rows.ts';
 import { type EventRow, postgresCodec } from '../rows.ts';
-import { type QueuedWork, storedCounts } from '../sql/committed.ts';
+import { eventsCommitted, type QueuedWork } from '../sql/committed.ts';
 import { oneStatement } from './database.ts';
 import type { PostgresRunner } from './runner.ts';
 
@@ -343,14 +343,8 @@ export class PostgresEventStore implements EventStore {
       (batch) =>
         runner.own(async (note) => {
           const { outcomes, queued } = await insertMany(this.pool, batch, channel);
-          // Announced by the runner after the commit. A worker is woken only when the commit
-          // gave it work: a look costs a query or two, which on a busy ingest path with no
-          // endpoint or destination would be all cost and no work.
-          note({
-            outbox: queued.webhookMessages,
-            forwarding: queued.forwardingJobs,
-            events: storedCounts(outcomes),
-          });
+          // Announced by the runner after the commit (committed.ts eventsCommitted).
+          note(eventsCommitted(outcomes, queued));
           return outcomes;
         }),
       MAX_BATCH,

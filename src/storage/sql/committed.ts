@@ -12,14 +12,20 @@ export interface QueuedWork {
   forwardingJobs: boolean;
 }
 
-/** How many of a commit's outcomes were stored, and how many were already there. */
-export function storedCounts(outcomes: readonly InsertOutcome[]): {
-  stored: number;
-  deduplicated: number;
-} {
+/**
+ * What a commit of events did, as the event stores' own insert reports it: how many were
+ * stored and already there, and whether it queued work. A worker is woken only when the
+ * commit gave it work: a look costs a query or two, which on a busy ingest path with no
+ * endpoint or destination would be all cost and no work.
+ */
+export function eventsCommitted(outcomes: readonly InsertOutcome[], queued: QueuedWork): Note {
   let stored = 0;
   for (const outcome of outcomes) if (outcome !== 'duplicate') stored += 1;
-  return { stored, deduplicated: outcomes.length - stored };
+  return {
+    outbox: queued.webhookMessages,
+    forwarding: queued.forwardingJobs,
+    events: { stored, deduplicated: outcomes.length - stored },
+  };
 }
 
 /** One fact a write reports about itself. */

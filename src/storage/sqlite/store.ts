@@ -24,7 +24,7 @@ import { matchColumns } from '../match-columns.ts';
 import { getEvent } from '../queries/events.ts';
 import * as rows from '../rows.ts';
 import { type EventRow, sqliteCodec } from '../rows.ts';
-import { type QueuedWork, storedCounts } from '../sql/committed.ts';
+import { eventsCommitted, type QueuedWork } from '../sql/committed.ts';
 import {
   accountStore,
   destinationStore,
@@ -167,13 +167,8 @@ class SqliteEventStore implements EventStore {
         this.runner.own(async (note) => {
           const { outcomes, inserted, queued } = await durable(() => insertAll.immediate(items));
           if (inserted.length > 0) onCommitted(inserted);
-          // Announced by the runner, flushed: a worker is woken only when the commit gave it
-          // work (see postgres/events.ts).
-          note({
-            outbox: queued.webhookMessages,
-            forwarding: queued.forwardingJobs,
-            events: storedCounts(outcomes),
-          });
+          // Announced by the runner, flushed (committed.ts eventsCommitted).
+          note(eventsCommitted(outcomes, queued));
           return outcomes;
         }),
       MAX_BATCH,
