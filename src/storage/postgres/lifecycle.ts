@@ -9,14 +9,15 @@ interface DeletedRow {
   account_id: string;
   event_id: string;
   event_name: string;
-  ms: string;
+  timestamp: Date;
   value: number | null;
   match_score: number | null;
   anonymous_id: string | null;
 }
 
-const RETURNING = `RETURNING pixel_id, account_id, event_id, event_name,
-  (extract(epoch FROM timestamp) * 1000)::bigint AS ms, value,
+// The timestamp as it is (pg reads it into a Date, ms exact): Citus refuses a non-immutable
+// function such as extract(epoch …) in RETURNING.
+const RETURNING = `RETURNING pixel_id, account_id, event_id, event_name, timestamp, value,
   (match_quality ->> 'score')::float8 AS match_score, anonymous_id`;
 
 /** The user_data fields a person is matched on; the names are fixed, never input. */
@@ -24,7 +25,9 @@ const KEY_FIELDS = ['email', 'phone', 'external_id'] as const;
 
 /**
  * Takes decrements off one counts table: the rows are locked first in key order (the order
- * ingest takes them in), then lowered, then removed when no event is left in them.
+ * ingest takes them in), then lowered, then removed when no event is left in them. One
+ * account's rows (a purge or an erasure is per account), named as such: on Citus each
+ * statement then goes to that account's shard.
  */
 async function uncount(
   db: pg.PoolClient,
@@ -42,13 +45,13 @@ async function uncount(
     rows.map((r) => (bucket === 'hour' ? r.hour : r.day)),
     rows.map((r) => r.matchSum),
     rows.map((r) => r.matchN),
+    rows[0]!.accountId,
   ];
   const d = `unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::float8[], $6::bigint[],
       $7::float8[], $8::bigint[])
     AS d (pixel_id, account_id, event_name, n, value_sum, bucket, match_sum, match_n)`;
-  const on = `c.pixel_id = d.pixel_id AND c.account_id = d.account_id AND c.event_name = d.event_name${
-    bucket === null ? '' : ` AND c.${bucket} = d.bucket`
-  }`;
+  const on = `c.account_id = $9 AND c.pixel_id = d.pixel_id AND c.account_id = d.account_id
+    AND c.event_name = d.event_name${bucket === null ? '' : ` AND c.${bucket} = d.bucket`}`;
   const order = `c.pixel_id, c.account_id, c.event_name${bucket === null ? '' : `, c.${bucket}`}`;
   await db.query(
     `SELECT 1 FROM ${table} c JOIN ${d} ON ${on} ORDER BY ${order} FOR UPDATE OF c`,
@@ -117,7 +120,7 @@ export class PostgresEventDeletes implements EventDeletes {
           pixelId: r.pixel_id,
           accountId: r.account_id,
           eventName: r.event_name,
-          timestampMs: Number(r.ms),
+          timestampMs: r.timestamp.getTime(),
           value: r.value,
           matchScore: r.match_score,
         })),
