@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { isStorageUnavailable, isTransactionConflict, toDomainError } from '../driver-errors.ts';
 import { pendingMigrations } from '../migration-files.ts';
-import { PostgresPool } from './runner.ts';
+import { PostgresPool } from './pool.ts';
 import { splitStatements } from './statements.ts';
 
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);

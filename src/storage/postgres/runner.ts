@@ -1,42 +1,12 @@
-import pg from 'pg';
+import type pg from 'pg';
 import type { WebhookEvent } from '../../domain/model.ts';
 import type { CommitNotifier } from '../../domain/ports.ts';
-import { toDomainError } from '../driver-errors.ts';
 import { Committed, type Note } from '../sql/committed.ts';
 import { postgresSql, type Query, type Runner, type Sql, type Step } from '../sql/query.ts';
 import { inTransaction } from './database.ts';
+import { translated } from './pool.ts';
 
 type Queryable = pg.Pool | pg.PoolClient;
-
-/** Rejects with the domain's error for a driver's (driver-errors.ts), any other as is. */
-export function translated<T>(promise: Promise<T>): Promise<T> {
-  return promise.catch((error: unknown) => {
-    throw toDomainError(error);
-  });
-}
-
-/**
- * The pool every PostgreSQL query of the store goes through, shared queries and hand-written
- * ones alike: it answers a driver's outage or conflict as the domain's `storageUnavailable`
- * (a 503), so no port or route can answer a raw driver error (a 500). Transactions translate
- * what their client threw once they give up (database.ts inTransaction, oneStatement), after
- * their own retries, which need the driver's codes.
- */
-export class PostgresPool extends pg.Pool {
-  // biome-ignore lint/suspicious/noExplicitAny: pg's overloads (text, config, callback) pass through as they are
-  override query(...args: any[]): any {
-    // biome-ignore lint/suspicious/noExplicitAny: see above
-    const result = (super.query as (...a: any[]) => unknown)(...args);
-    return result instanceof Promise ? translated(result) : result;
-  }
-
-  // biome-ignore lint/suspicious/noExplicitAny: the callback form stays pg's own
-  override connect(...args: any[]): any {
-    // biome-ignore lint/suspicious/noExplicitAny: see above
-    const result = (super.connect as (...a: any[]) => unknown)(...args);
-    return result instanceof Promise ? translated(result) : result;
-  }
-}
 
 /** Writes emitted webhook messages with the transaction's client (outbox.ts writeOutbox). */
 export type Outbox = (db: Queryable, events: WebhookEvent[]) => Promise<void>;
