@@ -47,11 +47,15 @@ async function postgresOutage(): Promise<Outage> {
   return {
     kind: {
       name: 'postgres',
-      async open() {
+      async open(commits) {
         proxy = await startProxy(direct);
         const viaProxy = new URL(direct);
         viaProxy.host = `127.0.0.1:${proxy.port}`;
-        const store = await PostgresStore.open({ url: viaProxy.toString(), poolSize: 4 });
+        const store = await PostgresStore.open({
+          url: viaProxy.toString(),
+          poolSize: 4,
+          ...(commits && { commits }),
+        });
         await store.migrate();
         return store;
       },
@@ -70,10 +74,10 @@ function sqliteOutage(): Outage {
   return {
     kind: {
       ...base,
-      async open() {
+      async open(commits) {
         const { tempDir } = await import('./harness.ts');
         const dir = tempDir('trackway-outage-');
-        const store = SqliteStore.open(`${dir.path}/trackway.db`);
+        const store = SqliteStore.open(`${dir.path}/trackway.db`, commits ? { commits } : {});
         const close = store.close.bind(store);
         store.close = async () => {
           await close();

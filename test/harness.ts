@@ -18,19 +18,19 @@ import { CommitSignal } from '../src/domain/commits.ts';
 import type { Platform } from '../src/domain/forwarding/platforms/registry.ts';
 import { newId, newPublishableKey } from '../src/domain/ids.ts';
 import type { Account, Pixel, TrackedEvent, WebhookEndpoint } from '../src/domain/model.ts';
-import type { Clock, RateLimiter, Store, Timers } from '../src/domain/ports.ts';
+import type { Clock, CommitNotifier, RateLimiter, Store, Timers } from '../src/domain/ports.ts';
 import { type App, buildApp } from '../src/http/app.ts';
 import type { Metrics } from '../src/http/metrics.ts';
 import { MemoryRateLimiter } from '../src/rate-limit/memory.ts';
 import type { StreamSlots } from '../src/rate-limit/stream-slots.ts';
-import { announceCommits } from '../src/storage/announce.ts';
 import { PostgresStore } from '../src/storage/postgres/store.ts';
 import { SqliteStore } from '../src/storage/sqlite/store.ts';
 import { testLogger } from './log-capture.ts';
 
 export interface StoreKind {
   name: string;
-  open(): Promise<Store>;
+  /** A fresh store; `commits` is told what each write committed (as main.ts opens it). */
+  open(commits?: CommitNotifier): Promise<Store>;
 }
 
 /** The PostgreSQL server the suites use; trust auth on localhost by default. */
@@ -106,9 +106,9 @@ export function postgresAvailable(): Promise<boolean> {
  */
 const sqliteKind: StoreKind = {
   name: 'sqlite',
-  async open() {
+  async open(commits) {
     const dir = tempDir('trackway-store-');
-    const store = SqliteStore.open(join(dir.path, 'trackway.db'));
+    const store = SqliteStore.open(join(dir.path, 'trackway.db'), commits ? { commits } : {});
     const close = store.close.bind(store);
     store.close = async () => {
       await close();
@@ -121,9 +121,13 @@ const sqliteKind: StoreKind = {
 /** Each open() gets its own fresh schema, migrated; close() drops it. */
 const postgresKind: StoreKind = {
   name: 'postgres',
-  async open() {
+  async open(commits) {
     const schema = freshSchemaName();
-    const store = await PostgresStore.open({ url: postgresUrl(schema), poolSize: 10 });
+    const store = await PostgresStore.open({
+      url: postgresUrl(schema),
+      poolSize: 10,
+      ...(commits && { commits }),
+    });
     await store.migrate();
     const close = store.close.bind(store);
     store.close = async () => {
@@ -136,7 +140,11 @@ const postgresKind: StoreKind = {
 
 /** The store matrix: every HTTP-level and contract suite runs once per entry. */
 export async function testStores(): Promise<StoreKind[]> {
-  return (await postgresAvailable()) ? [sqliteKind, postgresKind] : [sqliteKind];
+  const kinds = (await postgresAvailable()) ? [sqliteKind, postgresKind] : [sqliteKind];
+  // `TRACKWAY_TEST_STORES=postgres` runs a suite on the named stores only (account-scope.test.ts
+  // runs the store suites again on PostgreSQL to read the statements they cause).
+  const only = process.env['TRACKWAY_TEST_STORES']?.split(',');
+  return only ? kinds.filter((k) => only.includes(k.name)) : kinds;
 }
 
 /**
@@ -184,9 +192,9 @@ export interface TestAccount {
 
 export interface Harness {
   app: App;
-  /** The store as the app sees it: the adapter wrapped so its commits announce themselves. */
+  /** The store as the app sees it, opened with the app's CommitSignal. */
   store: Store;
-  /** The adapter itself (e.g. a PostgresStore, to open a second instance on its schema). */
+  /** The same store as its adapter's type (e.g. a PostgresStore, for its schema). */
   adapter: Store;
   clock: TestClock;
   account(plan?: PlanName): Promise<TestAccount>;
@@ -224,9 +232,9 @@ export async function startHarness(
   const destinations = options.destinations ?? { allowPrivate: true, allowHttp: true };
   const commits = new CommitSignal();
   if (options.onOutboxWrite) commits.onOutboxWritten(options.onOutboxWrite);
-  // As main.ts opens it: commits announce themselves to the worker and the metrics.
-  const adapter = await kind.open();
-  const store = announceCommits(adapter, commits);
+  // As main.ts opens it: the store's runner tells the worker and the metrics of each commit.
+  const adapter = await kind.open(commits);
+  const store = adapter;
   const clock = new TestClock();
   const platforms = options.platformUrls ? createPlatformGateway(options.platformUrls) : undefined;
   const app = await buildApp({

@@ -10,6 +10,15 @@ export class CommitSignal implements CommitNotifier {
   private readonly events: Array<(counts: StoredCounts) => void> = [];
   private readonly forwarding: Array<() => void> = [];
   private readonly replays: Array<() => void> = [];
+  private readonly pixels: Array<(accountId: string, pixelId: string) => void> = [];
+
+  onPixelChanged(listener: (accountId: string, pixelId: string) => void): void {
+    this.pixels.push(listener);
+  }
+
+  pixelChanged(accountId: string, pixelId: string): void {
+    for (const listener of this.pixels) listener(accountId, pixelId);
+  }
 
   onReplayAccepted(listener: () => void): void {
     this.replays.push(listener);

@@ -148,18 +148,6 @@ export interface EventStore {
   getEvent(accountId: string, pixelId: string, eventId: string): Promise<TrackedEvent | null>;
   /** Newest first: `timestamp` desc, then arrival desc. `total` counts every match. */
   listEvents(query: EventQuery): Promise<{ events: TrackedEvent[]; total: number }>;
-  /**
-   * Tells `listener`, once per durable commit of events, whether that commit wrote webhook
-   * messages or forwarding jobs, so each worker looks for work only when some was queued
-   * (announce.ts). Most accounts have no endpoint or destination: their commits wake nobody.
-   */
-  onQueued(listener: (queued: QueuedWork) => void): void;
-}
-
-/** What one commit of events queued for the workers. */
-export interface QueuedWork {
-  webhookMessages: boolean;
-  forwardingJobs: boolean;
 }
 
 /** What a worker asks for when it claims due deliveries (WebhookStore.claimDue). */
@@ -266,6 +254,8 @@ export interface CommitNotifier {
   forwardingQueued(): void;
   /** A replay was recorded: a forwarding worker starts queueing its events. */
   replayAccepted(): void;
+  /** A pixel was changed: a copy kept of it (the track path's pixel cache) is stale. */
+  pixelChanged(accountId: string, pixelId: string): void;
 }
 
 export interface Store {
@@ -504,8 +494,8 @@ export interface PersonErasure {
 }
 
 export interface LifecycleStore {
-  /** The highest arrival number stored (0 when none): where an erasure's scan ends. */
-  lastSeq(): Promise<number>;
+  /** The account's highest arrival number (0 when none): where an erasure's scan ends. */
+  lastSeq(accountId: string): Promise<number>;
   /**
    * Deletes the account's events of `pixelIds` (every pixel of the account when `null`) with
    * arrival number in (afterSeq, throughSeq] whose user_data holds any of `keys`; how many.

@@ -14,7 +14,7 @@ import { TrackwayError } from '../domain/errors.ts';
 import { KeyUsage } from '../domain/keys/key-usage.ts';
 import { assertScopeAllows } from '../domain/keys/keys.ts';
 import type { Account } from '../domain/model.ts';
-import { withPixelCache } from '../domain/pixels/pixel-cache.ts';
+import { pixelForTracking } from '../domain/pixels/pixel-cache.ts';
 import { compileValidator } from '../domain/validation.ts';
 import { authenticateRequest, KeyHashes } from './auth.ts';
 import { decodeBody } from './content-encoding.ts';
@@ -229,9 +229,13 @@ export async function buildApp(given: AppDeps): Promise<App> {
     if (deduplicated > 0) metrics.eventsTracked.inc({ result: 'deduplicated' }, deduplicated);
   });
   // Every tracked event checks its pixel: that check reuses lookups for up to 1 s
-  // (pixel-cache.ts); every read of a pixel goes to the store.
-  const { store, pixelForTracking } = withPixelCache(given.store, given.clock);
-  const deps: AppDeps = { ...given, metrics, store, pixelForTracking };
+  // (pixel-cache.ts), forgotten as soon as this process commits a change to the pixel; every
+  // read of a pixel goes to the store.
+  const deps: AppDeps = {
+    ...given,
+    metrics,
+    pixelForTracking: pixelForTracking(given.store.pixels, given.clock, given.commits),
+  };
   const app = Fastify({
     loggerInstance: deps.logger,
     // No per-request logs at info and above: they halve throughput. Errors and slow requests

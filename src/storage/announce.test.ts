@@ -5,19 +5,16 @@ import { CommitSignal } from '../domain/commits.ts';
 import { newId, newPublishableKey } from '../domain/ids.ts';
 import type { WebhookEvent } from '../domain/model.ts';
 import type { Store, StoredCounts } from '../domain/ports.ts';
-import { announceCommits } from './announce.ts';
 
 const T0 = new Date('2026-03-01T12:00:00Z');
 
 for (const kind of await testStores()) {
   describe(`commits announce themselves [${kind.name}]`, () => {
-    let raw: Store;
     let store: Store;
     let wakes = 0;
     let forwarderWakes = 0;
     const stored: StoredCounts[] = [];
     before(async () => {
-      raw = await kind.open();
       const commits = new CommitSignal();
       commits.onOutboxWritten(() => {
         wakes += 1;
@@ -26,9 +23,9 @@ for (const kind of await testStores()) {
       commits.onForwardingQueued(() => {
         forwarderWakes += 1;
       });
-      store = announceCommits(raw, commits);
+      store = await kind.open(commits);
     });
-    after(() => raw.close());
+    after(() => store.close());
 
     const woke = async (work: () => Promise<unknown>) => {
       const before = wakes;
@@ -44,7 +41,7 @@ for (const kind of await testStores()) {
 
     it('wakes a worker only when the commit of events queued work for it', async () => {
       // Straight to the unwrapped store: creating the fixture wakes nobody in this test.
-      const { accountId, id: pixelId } = await storedPixel(raw, T0);
+      const { accountId, id: pixelId } = await storedPixel(store, T0);
       const tracked = (eventId: string): WebhookEvent => ({
         accountId,
         type: 'event.tracked',

@@ -1,10 +1,10 @@
 /**
  * What the drivers' errors mean, known only here: SQLSTATE codes, pg's messages, socket codes,
- * SQLite's busy code. Every store port is wrapped so that the domain and the HTTP layer see
- * domain errors (`storageUnavailable`), never a driver's.
+ * SQLite's busy code. Each database's runner (sqlite/runner.ts; postgres/runner.ts, whose pool
+ * every PostgreSQL query goes through) translates with `toDomainError`, so the domain and the
+ * HTTP layer see domain errors (`storageUnavailable`), never a driver's.
  */
 import { storageUnavailable, TrackwayError } from '../domain/errors.ts';
-import type { Store } from '../domain/ports.ts';
 
 /** Errors that mean "the database cannot be reached right now", from either store's driver. */
 const UNAVAILABLE_CODES = new Set([
@@ -67,92 +67,4 @@ export function toDomainError(error: unknown): unknown {
   // stored, and the client's retry is the right answer, not a 500.
   if (isTransactionConflict(error)) return storageUnavailable('conflict', error);
   return error;
-}
-
-/** The Store's ports: every member that is not a method (migrate, ping, close). */
-type PortName = {
-  [K in keyof Store]: Store[K] extends (...args: never[]) => unknown ? never : K;
-}[keyof Store];
-
-/**
- * Every port, as a record the compiler checks against the Store type: a port added to Store
- * and left out here fails `npm run typecheck`, so none answers a raw driver error (a 500) in
- * an outage (issue 30: keys, stats, feed and sessions had been left out of a hand-kept list).
- */
-const PORT_NAMES: Record<PortName, true> = {
-  accounts: true,
-  pixels: true,
-  events: true,
-  webhooks: true,
-  keys: true,
-  stats: true,
-  feed: true,
-  sessions: true,
-  lifecycle: true,
-  matchKeys: true,
-  destinations: true,
-  forwarding: true,
-};
-const PORTS = new Set<PropertyKey>(Object.keys(PORT_NAMES));
-
-/**
- * A port that answers one outcome per item (`insertEvents`: PromiseSettledResult[]) carries
- * its failures inside a fulfilled promise: each of those is translated too.
- */
-function translateSettled(value: unknown): unknown {
-  if (!Array.isArray(value) || !value.some(isRejectedResult)) return value;
-  return value.map((item) =>
-    isRejectedResult(item) ? { status: 'rejected', reason: toDomainError(item.reason) } : item,
-  );
-}
-
-function isRejectedResult(item: unknown): item is PromiseRejectedResult {
-  return (
-    typeof item === 'object' &&
-    item !== null &&
-    (item as { status?: unknown }).status === 'rejected' &&
-    'reason' in item
-  );
-}
-
-/** Every method of `port` with its rejections passed through toDomainError. */
-function translating<T extends object>(port: T): T {
-  return new Proxy(port, {
-    get(target, key) {
-      const value = Reflect.get(target, key, target);
-      if (typeof value !== 'function') return value;
-      return (...args: unknown[]) => {
-        try {
-          const result = value.apply(target, args);
-          return result instanceof Promise
-            ? result.then(translateSettled, (error: unknown) => {
-                throw toDomainError(error);
-              })
-            : result;
-        } catch (error) {
-          throw toDomainError(error);
-        }
-      };
-    },
-  });
-}
-
-/**
- * The store with every port translating driver errors. A Proxy, so the adapter's own type
- * (`instanceof`, `close()`) is unchanged.
- */
-export function translateDriverErrors<S extends Store>(store: S): S {
-  const ports = new Map<PropertyKey, object>();
-  return new Proxy(store, {
-    get(target, key) {
-      const value = Reflect.get(target, key, target);
-      if (!PORTS.has(key) || typeof value !== 'object' || value === null) return value;
-      let wrapped = ports.get(key);
-      if (!wrapped) {
-        wrapped = translating(value);
-        ports.set(key, wrapped);
-      }
-      return wrapped;
-    },
-  });
 }

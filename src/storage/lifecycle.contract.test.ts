@@ -53,14 +53,14 @@ for (const kind of await testStores()) {
 
     it('erases only matching events within the arrival window, and uncounts them', async () => {
       const p = await pixel();
-      const first = await store.lifecycle.lastSeq();
+      const first = await store.lifecycle.lastSeq(p.accountId);
       await insert([
         ev(p, 'a', { userData: { em: 'x', email: 'h1' }, value: 5 }),
         ev(p, 'b', { userData: { phone: 'h2' }, value: 7, timestamp: at(HOUR) }),
         ev(p, 'c', { userData: { email: 'other' }, value: 1 }),
         ev(p, 'd', { value: 2 }),
       ]);
-      const last = await store.lifecycle.lastSeq();
+      const last = await store.lifecycle.lastSeq(p.accountId);
       assert.equal(last - first, 4);
       const erase = (afterSeq: number, throughSeq: number) =>
         store.lifecycle.erasePerson({
@@ -234,7 +234,7 @@ for (const kind of await testStores()) {
         pixelIds: [p.id],
         keys: { email: 'h-jane' },
         afterSeq: 0,
-        throughSeq: await store.lifecycle.lastSeq(),
+        throughSeq: await store.lifecycle.lastSeq(p.accountId),
       });
       assert.equal(erased, 1);
       assert.deepEqual(await rowsLeft('forward_jobs', p), ['keep']);

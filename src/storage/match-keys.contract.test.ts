@@ -189,7 +189,7 @@ for (const kind of await testStores()) {
         pixelIds: [p.id],
         keys: { email: jane.userData!['email']! },
         afterSeq: 0,
-        throughSeq: await store.lifecycle.lastSeq(),
+        throughSeq: await store.lifecycle.lastSeq(p.accountId),
       });
       assert.equal(erased, 1);
       assert.equal(

@@ -509,7 +509,16 @@ for (const kind of await testStores()) {
         await check(stored, { accountId: 'acct_other', pixelId: px.id });
       });
 
-      it('are rebuilt exactly by the migration from the events already stored', async () => {
+      it('are rebuilt exactly by the migration from the events already stored', async (t) => {
+        // On Citus the counts are distributed by migration 024, which a rerun of their own
+        // migrations (below) would not redo: nothing to learn there.
+        if (
+          store instanceof PostgresStore &&
+          (await store.pool.query("SELECT 1 FROM pg_extension WHERE extname = 'citus'")).rowCount
+        ) {
+          t.skip('Citus: the count tables are distributed by migration 024');
+          return;
+        }
         const { acct, px } = await setup();
         // Before 1970 too: the backfill's bucket arithmetic must floor, not truncate.
         const times = [

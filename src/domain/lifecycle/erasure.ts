@@ -50,7 +50,7 @@ export async function erasePerson({
   const kinds = Object.keys(keys) as PersonKeyKind[];
   onStart?.(kinds);
   const { lifecycle } = ctx.store;
-  const through = await lifecycle.lastSeq();
+  const through = await lifecycle.lastSeq(ctx.account.id);
   let deleted = 0;
   for (let after = 0; after < through; after += ERASE_WINDOW) {
     deleted += await lifecycle.erasePerson({

@@ -25,7 +25,11 @@ function oneDatabase(name: string): { kind: StoreKind; remove(): Promise<void> }
   if (name === 'sqlite') {
     const dir = tempDir('trackway-two-instances-');
     return {
-      kind: { name, open: async () => SqliteStore.open(join(dir.path, 'trackway.db')) },
+      kind: {
+        name,
+        open: async (commits) =>
+          SqliteStore.open(join(dir.path, 'trackway.db'), commits ? { commits } : {}),
+      },
       remove: async () => dir.remove(),
     };
   }
@@ -33,8 +37,12 @@ function oneDatabase(name: string): { kind: StoreKind; remove(): Promise<void> }
   return {
     kind: {
       name,
-      async open() {
-        const store = await PostgresStore.open({ url: postgresUrl(schema), poolSize: 4 });
+      async open(commits) {
+        const store = await PostgresStore.open({
+          url: postgresUrl(schema),
+          poolSize: 4,
+          ...(commits && { commits }),
+        });
         await store.migrate();
         return store;
       },

@@ -51,7 +51,7 @@ describe('PostgreSQL transactions', await postgresSuite(), () => {
     ]);
   });
 
-  it('gives up after CONFLICT_ATTEMPTS runs and passes the conflict on', async () => {
+  it('gives up after CONFLICT_ATTEMPTS runs and passes the conflict on, as a 503', async () => {
     let runs = 0;
     const failure = Object.assign(new Error('could not serialize access'), { code: '40001' });
     await assert.rejects(
@@ -59,7 +59,8 @@ describe('PostgreSQL transactions', await postgresSuite(), () => {
         runs += 1;
         throw failure;
       }),
-      failure,
+      (error: Error & { code?: string }) =>
+        error.code === 'service_unavailable' && error.cause === failure,
     );
     assert.equal(runs, CONFLICT_ATTEMPTS);
   });

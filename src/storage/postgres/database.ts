@@ -1,6 +1,8 @@
 import pg from 'pg';
-import { isStorageUnavailable, isTransactionConflict } from '../driver-errors.ts';
+import { isStorageUnavailable, isTransactionConflict, toDomainError } from '../driver-errors.ts';
 import { pendingMigrations } from '../migration-files.ts';
+import { PostgresPool } from './pool.ts';
+import { splitStatements } from './statements.ts';
 
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
 
@@ -84,7 +86,7 @@ const DURABLE_COMMITS =
 
 export function createPool(options: PostgresOptions): { pool: pg.Pool; schema: string | null } {
   const { connectionString, schema } = parsePostgresUrl(options.url);
-  const pool = new pg.Pool({
+  const pool = new PostgresPool({
     connectionString,
     max: options.poolSize ?? 10,
     types: int8AsNumber,
@@ -129,7 +131,7 @@ export async function inTransaction<T>(
     try {
       return await transactionOnce(pool, work);
     } catch (error) {
-      if (attempt >= CONFLICT_ATTEMPTS || !isTransactionConflict(error)) throw error;
+      if (attempt >= CONFLICT_ATTEMPTS || !isTransactionConflict(error)) throw toDomainError(error);
       // A short random pause, so the two sides of a deadlock do not meet again at once.
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt));
     }
@@ -153,7 +155,7 @@ export async function oneStatement<R extends pg.QueryResultRow>(
       return await client.query<R>(query);
     } catch (error) {
       broken = isStorageUnavailable(error) ? (error as Error) : undefined;
-      if (attempt >= CONFLICT_ATTEMPTS || !isTransactionConflict(error)) throw error;
+      if (attempt >= CONFLICT_ATTEMPTS || !isTransactionConflict(error)) throw toDomainError(error);
     } finally {
       client.release(broken);
     }
@@ -207,7 +209,9 @@ export async function migratePostgres(pool: pg.Pool, schema: string | null): Pro
       for (const { version, sql } of pendingMigrations(MIGRATIONS_DIR, applied)) {
         await client.query('BEGIN');
         try {
-          await client.query(untimed(sql));
+          // One statement per query (statements.ts: Citus plans a multi-statement string
+          // as one, and refuses DDL on distributed tables sent that way).
+          for (const statement of splitStatements(sql)) await client.query(untimed(statement));
           await client.query(
             'INSERT INTO schema_migrations (version, applied_at) VALUES ($1, now())',
             [version],

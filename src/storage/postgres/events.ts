@@ -1,21 +1,16 @@
 import type pg from 'pg';
 import { newMessageId } from '../../domain/ids.ts';
 import type { TrackedEvent, WebhookEvent } from '../../domain/model.ts';
-import type {
-  EventQuery,
-  EventStore,
-  InsertOutcome,
-  NewEvent,
-  QueuedWork,
-} from '../../domain/ports.ts';
+import type { EventQuery, EventStore, InsertOutcome, NewEvent } from '../../domain/ports.ts';
 import { hourOf, planTotal, totalSql } from '../event-totals.ts';
 import { GroupCommit } from '../group-commit.ts';
 import { matchColumns } from '../match-columns.ts';
 import { getEvent } from '../queries/events.ts';
 import * as rows from '../rows.ts';
 import { type EventRow, postgresCodec } from '../rows.ts';
+import { eventsCommitted, type QueuedWork } from '../sql/committed.ts';
 import { oneStatement } from './database.ts';
-import { PostgresRunner } from './runner.ts';
+import type { PostgresRunner } from './runner.ts';
 
 export const toEvent = (r: EventRow) => rows.toEvent(postgresCodec, r);
 export type { EventRow };
@@ -140,16 +135,16 @@ const INSERT_BATCH: Omit<pg.QueryConfig, 'values'> = {
          received_at, url, referrer, title, search_string, user_data, custom_data,
          action_source, platform_hashes, match_quality, dropped, consent, source, anonymous_id
          FROM arrived ORDER BY pixel_id, event_id
-       ON CONFLICT (pixel_id, event_id) DO NOTHING
+       ON CONFLICT (account_id, pixel_id, event_id) DO NOTHING
        RETURNING seq, account_id, pixel_id, event_id, event_name, coalesce(value, 0) AS value,
          floor(extract(epoch FROM timestamp) / 3600)::bigint AS hour,
          (match_quality ->> 'score')::float8 AS score, received_at, source
      ), raw_keys AS (
        -- Contract §11: the raw match keys apart from the record, for the new events that
        -- carried any (raw_expires_at is null for the others).
-       INSERT INTO event_match_keys (seq, expires_at, match_keys, location)
-       SELECT a.seq, a.raw_expires_at, a.match_keys, a.location
-         FROM inserted i JOIN arrived a ON a.seq = i.seq
+       INSERT INTO event_match_keys (account_id, seq, expires_at, match_keys, location)
+       SELECT a.account_id, a.seq, a.raw_expires_at, a.match_keys, a.location
+         FROM inserted i JOIN arrived a ON a.seq = i.seq AND a.account_id = i.account_id
         WHERE a.raw_expires_at IS NOT NULL
      ), visitors AS (
        -- Identity stitching: a browser event replaces its visitor's identifiers (a repeated
@@ -161,9 +156,8 @@ const INSERT_BATCH: Omit<pg.QueryConfig, 'values'> = {
          FROM arrived
         WHERE visitor_keys IS NOT NULL AND anonymous_id IS NOT NULL
         ORDER BY pixel_id, anonymous_id, arrival DESC
-       ON CONFLICT (pixel_id, anonymous_id) DO UPDATE SET account_id = excluded.account_id,
-         keys = excluded.keys, last_seen_at = excluded.last_seen_at,
-         expires_at = excluded.expires_at
+       ON CONFLICT (account_id, pixel_id, anonymous_id) DO UPDATE SET keys = excluded.keys,
+         last_seen_at = excluded.last_seen_at, expires_at = excluded.expires_at
      ), jobs AS (
        -- The forwarding jobs commit with the events (contract §12), one per enabled
        -- destination whose filter the event matches: for a pixel without destinations, one
@@ -266,23 +260,22 @@ const INSERT_BATCH: Omit<pg.QueryConfig, 'values'> = {
          DO UPDATE SET n = revenue_hourly.n + excluded.n,
            value_sum = revenue_hourly.value_sum + excluded.value_sum
      ), all_time AS (
-       INSERT INTO event_totals (pixel_id, account_id, event_name, n)
+       INSERT INTO event_totals AS c (pixel_id, account_id, event_name, n)
        SELECT pixel_id, account_id, event_name, count(*) FROM inserted
         GROUP BY pixel_id, account_id, event_name
         ORDER BY pixel_id, account_id, event_name
-       ON CONFLICT (pixel_id, account_id, event_name) DO UPDATE SET n = event_totals.n + excluded.n
+       ON CONFLICT (pixel_id, account_id, event_name) DO UPDATE SET n = c.n + excluded.n
      ), daily AS (
-       INSERT INTO event_counts_daily (pixel_id, account_id, event_name, day, n, value_sum)
+       INSERT INTO event_counts_daily AS c (pixel_id, account_id, event_name, day, n, value_sum)
        SELECT pixel_id, account_id, event_name, floor(hour / 24.0)::bigint AS day, count(*),
               sum(value)
          FROM inserted
         GROUP BY pixel_id, account_id, event_name, day
         ORDER BY pixel_id, account_id, event_name, day
        ON CONFLICT (pixel_id, account_id, event_name, day)
-         DO UPDATE SET n = event_counts_daily.n + excluded.n,
-           value_sum = event_counts_daily.value_sum + excluded.value_sum
+         DO UPDATE SET n = c.n + excluded.n, value_sum = c.value_sum + excluded.value_sum
      ), hourly AS (
-       INSERT INTO event_counts (pixel_id, account_id, event_name, hour, n, value_sum, match_sum,
+       INSERT INTO event_counts AS c (pixel_id, account_id, event_name, hour, n, value_sum, match_sum,
          match_n)
        SELECT pixel_id, account_id, event_name, hour, count(*), sum(value),
               coalesce(sum(score), 0), count(score)
@@ -290,10 +283,8 @@ const INSERT_BATCH: Omit<pg.QueryConfig, 'values'> = {
         GROUP BY pixel_id, account_id, event_name, hour
         ORDER BY pixel_id, account_id, event_name, hour
        ON CONFLICT (pixel_id, account_id, event_name, hour)
-         DO UPDATE SET n = event_counts.n + excluded.n,
-           value_sum = event_counts.value_sum + excluded.value_sum,
-           match_sum = event_counts.match_sum + excluded.match_sum,
-           match_n = event_counts.match_n + excluded.match_n
+         DO UPDATE SET n = c.n + excluded.n, value_sum = c.value_sum + excluded.value_sum,
+           match_sum = c.match_sum + excluded.match_sum, match_n = c.match_n + excluded.match_n
      ), emitted AS (
        -- The outbox (outbox.ts, the same rows writeOutbox writes): one message per webhook
        -- event of a newly stored event whose account has an enabled endpoint subscribed to its
@@ -325,8 +316,10 @@ const INSERT_BATCH: Omit<pg.QueryConfig, 'values'> = {
        -- Tells every instance's live tail which events this transaction stored: \`<pixel_id>
        -- <seq>,<seq>…\` on the store's channel, split so no payload passes
        -- MAX_NOTIFY_PAYLOAD. NOTIFY is transactional, so listeners hear of the events only
-       -- once they are committed, and never of a rolled-back batch.
+       -- once they are committed, and never of a rolled-back batch. pg_notify() returns void,
+       -- which Citus cannot carry as a column of a CTE: the row holds a boolean instead.
        SELECT pg_notify($21, pixel_id || ' ' || string_agg(seq::text, ',' ORDER BY seq))
+                IS NULL AS sent
          FROM (SELECT pixel_id, seq,
                       (row_number() OVER (PARTITION BY pixel_id ORDER BY seq) - 1)
                         / greatest(1, (${MAX_NOTIFY_PAYLOAD} - 1 - octet_length(pixel_id)) / ${SEQ_ROOM})
@@ -442,26 +435,22 @@ async function insertMany(
  */
 export class PostgresEventStore implements EventStore {
   private readonly batches: GroupCommit<NewEvent, Outcome>;
-  private readonly runner: PostgresRunner;
-  private readonly queuedListeners: Array<(queued: QueuedWork) => void> = [];
 
   constructor(
     private readonly pool: pg.Pool,
     channel: string,
+    private readonly runner: PostgresRunner,
   ) {
-    this.runner = new PostgresRunner(pool);
-    this.batches = new GroupCommit(async (batch) => {
-      const { outcomes, queued } = await insertMany(this.pool, batch, channel);
-      // After the commit, as announce.ts's other notices.
-      if (queued.webhookMessages || queued.forwardingJobs) {
-        for (const listener of this.queuedListeners) listener(queued);
-      }
-      return outcomes;
-    }, MAX_BATCH);
-  }
-
-  onQueued(listener: (queued: QueuedWork) => void): void {
-    this.queuedListeners.push(listener);
+    this.batches = new GroupCommit(
+      (batch) =>
+        runner.own(async (note) => {
+          const { outcomes, queued } = await insertMany(this.pool, batch, channel);
+          // Announced by the runner after the commit (committed.ts eventsCommitted).
+          note(eventsCommitted(outcomes, queued));
+          return outcomes;
+        }),
+      MAX_BATCH,
+    );
   }
 
   insertEvent(event: TrackedEvent, emit: WebhookEvent[]): Promise<Outcome> {

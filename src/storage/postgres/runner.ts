@@ -1,7 +1,10 @@
 import type pg from 'pg';
 import type { WebhookEvent } from '../../domain/model.ts';
+import type { CommitNotifier } from '../../domain/ports.ts';
+import { Committed, type Note } from '../sql/committed.ts';
 import { postgresSql, type Query, type Runner, type Sql, type Step } from '../sql/query.ts';
 import { inTransaction } from './database.ts';
+import { translated } from './pool.ts';
 
 type Queryable = pg.Pool | pg.PoolClient;
 
@@ -15,20 +18,43 @@ export type Outbox = (db: Queryable, events: WebhookEvent[]) => Promise<void>;
 export class PostgresRunner implements Runner {
   readonly sql: Sql = postgresSql;
 
+  /** `notifier` is told what each piece of work committed, once it has (committed.ts). */
   constructor(
     private readonly pool: pg.Pool,
     private readonly outbox: Outbox = noOutbox,
+    private readonly notifier?: CommitNotifier,
   ) {}
 
   /** Runs `work` outside a transaction (reads, and single statements). */
-  readonly read = <T>(work: () => Query<T>): Promise<T> => drive(this.pool, work(), this.outbox);
+  readonly read = async <T>(work: () => Query<T>): Promise<T> => {
+    const committed = new Committed();
+    const result = await translated(drive(this.pool, work(), this.outbox, committed));
+    committed.announce(this.notifier);
+    return result;
+  };
 
   /**
    * Runs `work` in one transaction. A conflict abort runs it again from the start (a fresh
-   * generator), so `work` must not act outside the database.
+   * generator, and a fresh record of what it did), so `work` must not act outside the
+   * database.
    */
-  readonly transaction = <T>(work: () => Query<T>): Promise<T> =>
-    inTransaction(this.pool, (client) => drive(client, work(), this.outbox));
+  readonly transaction = async <T>(work: () => Query<T>): Promise<T> => {
+    let committed = new Committed();
+    const result = await inTransaction(this.pool, (client) => {
+      committed = new Committed();
+      return drive(client, work(), this.outbox, committed);
+    });
+    committed.announce(this.notifier);
+    return result;
+  };
+
+  /** The pool and the transaction helpers translate already (PostgresPool); a lost one too. */
+  readonly own = async <T>(work: (note: (fact: Note) => void) => T | Promise<T>): Promise<T> => {
+    const committed = new Committed();
+    const result = await translated((async () => work(committed.note))());
+    committed.announce(this.notifier);
+    return result;
+  };
 }
 
 /** Drives `query` on `db` (a pool, or a client already inside a transaction). */
@@ -36,16 +62,26 @@ export async function drive<T>(
   db: Queryable,
   query: Query<T>,
   outbox: Outbox = noOutbox,
+  committed?: Committed,
 ): Promise<T> {
   let next = query.next();
   while (!next.done) {
-    next = query.next(await step(db, next.value, outbox));
+    next = query.next(await step(db, next.value, outbox, committed));
   }
   return next.value;
 }
 
-async function step(db: Queryable, step: Step, outbox: Outbox): Promise<unknown> {
-  if (step.kind === 'emit') return outbox(db, step.events);
+async function step(
+  db: Queryable,
+  step: Step,
+  outbox: Outbox,
+  committed: Committed | undefined,
+): Promise<unknown> {
+  if (step.kind === 'note') return committed?.note(step.note);
+  if (step.kind === 'emit') {
+    committed?.note({ outbox: step.events.length > 0 });
+    return outbox(db, step.events);
+  }
   const result = await db.query(step.query.sql, step.query.parameters as unknown[]);
   if (step.kind === 'run') return result.rowCount ?? 0;
   if (step.kind === 'first') return result.rows[0];

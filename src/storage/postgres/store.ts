@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type {
   AccountStore,
+  CommitNotifier,
   DestinationStore,
   EventFeed,
   ForwardingStore,
@@ -13,7 +14,6 @@ import type {
   Store,
   WebhookStore,
 } from '../../domain/ports.ts';
-import { translateDriverErrors } from '../driver-errors.ts';
 import {
   accountStore,
   destinationStore,
@@ -24,6 +24,7 @@ import {
   matchKeyStore,
   pixelStore,
   sessionStore,
+  statsStore,
   webhookStore,
 } from '../sql/ports.ts';
 import { PostgresEventBus, PostgresStatsStore } from './dashboard.ts';
@@ -61,17 +62,19 @@ export class PostgresStore implements Store {
   private constructor(
     readonly pool: pg.Pool,
     readonly schema: string | null,
+    commits: CommitNotifier | undefined,
   ) {
-    const runner = new PostgresRunner(pool, writeOutbox);
+    // The one runner: what each write commits is announced to `commits` after its COMMIT.
+    const runner = new PostgresRunner(pool, writeOutbox, commits);
     this.accounts = accountStore(runner);
     this.pixels = pixelStore(runner);
     // One channel per schema: deployments sharing a database do not hear each other.
     const channel = `trackway_events${schema === null ? '' : `_${schema}`}`;
-    this.events = new PostgresEventStore(pool, channel);
+    this.events = new PostgresEventStore(pool, channel, runner);
     this.bus = new PostgresEventBus(pool, channel);
     this.feed = eventFeed(runner, this.bus);
     this.keys = keyStore(runner);
-    this.stats = new PostgresStatsStore(pool);
+    this.stats = statsStore(runner, new PostgresStatsStore(pool));
     this.sessions = sessionStore(runner);
     this.lifecycle = lifecycleStore(runner, new PostgresEventDeletes(pool));
     this.matchKeys = matchKeyStore(runner);
@@ -85,7 +88,9 @@ export class PostgresStore implements Store {
    * Connects and checks the server answers, so a wrong DATABASE_URL or a database that is down
    * is reported at boot, in words an operator can act on (never with the password).
    */
-  static async open(options: PostgresOptions): Promise<PostgresStore> {
+  static async open(
+    options: PostgresOptions & { commits?: CommitNotifier },
+  ): Promise<PostgresStore> {
     const { pool, schema } = createPool(options);
     try {
       await pool.query('SELECT 1');
@@ -95,7 +100,7 @@ export class PostgresStore implements Store {
         `Cannot connect to PostgreSQL at ${describeTarget(options.url)}: ${(error as Error).message}. Check DATABASE_URL and that the server is running.`,
       );
     }
-    return translateDriverErrors(new PostgresStore(pool, schema));
+    return new PostgresStore(pool, schema, options.commits);
   }
 
   async migrate(): Promise<void> {

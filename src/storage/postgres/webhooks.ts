@@ -77,40 +77,53 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
 
   async claimDue(options: DeliveryClaim): Promise<ClaimedDelivery[]> {
     const { now } = options;
-    const openIds = Object.keys(options.open);
-    const openCounts = openIds.map((id) => options.open[id]!);
     return inTransaction(this.pool, async (db) => {
       // A claim need not survive a crash: a lost lease only makes the delivery claimable
       // again, which must happen after a crash anyway (delivery is at least once). So the
       // claim does not wait for its WAL flush.
       await db.query('SET LOCAL synchronous_commit = off');
-      // Each enabled endpoint's oldest due deliveries, up to its room under the cap (the cap
-      // less what this worker has open there), through one index seek
-      // per endpoint (LATERAL) instead of ranking the whole backlog, so a claim costs the same
-      // however much is waiting; endpoints in random order so none is always served last.
-      // SKIP LOCKED lets concurrent claimers pass over each other's rows instead of waiting,
-      // and a locked row's WHERE is re-checked on its newest version (READ COMMITTED), so a
-      // row another worker leased meanwhile is dropped.
-      const { rows } = await db.query<DueRow>(
-        `SELECT d.message_id, d.endpoint_id, d.account_id, d.attempts, d.body,
-                m.event_type, m.data, m.created_at
-           FROM (SELECT id FROM webhook_endpoints
-                  WHERE enabled AND deleted_at IS NULL
-                  ORDER BY random()) e
-           CROSS JOIN LATERAL (
-             SELECT d2.message_id, d2.endpoint_id, d2.account_id, d2.attempts, d2.body
-               FROM webhook_deliveries d2
-              WHERE d2.endpoint_id = e.id AND d2.status = 'pending' AND d2.next_attempt_at <= $1
-                AND (d2.lease_until IS NULL OR d2.lease_until < $1)
-              ORDER BY d2.next_attempt_at
-              LIMIT greatest(0, $3 - coalesce(
-                (SELECT o.n FROM unnest($2::text[], $5::int[]) AS o(id, n) WHERE o.id = e.id), 0))
-              FOR UPDATE SKIP LOCKED) d
-           JOIN webhook_messages m ON m.id = d.message_id
-          LIMIT $4`,
-        [now, openIds, options.perEndpoint, options.limit, openCounts],
+      // The (account, endpoint) pairs with due work, in random order so none is always served
+      // last, then each pair's oldest due deliveries up to its room under the cap (the cap
+      // less what this worker has open there): every claim names its account, so on Citus it
+      // goes to that account's shard alone. SKIP LOCKED lets concurrent claimers pass over
+      // each other's rows instead of waiting, and a locked row's WHERE is re-checked on its
+      // newest version (READ COMMITTED), so a row another worker leased meanwhile is dropped.
+      const { rows: due } = await db.query<{ account_id: string; endpoint_id: string }>(
+        `SELECT p.account_id, p.endpoint_id
+           FROM (SELECT DISTINCT account_id, endpoint_id FROM webhook_deliveries
+                  WHERE status = 'pending' AND next_attempt_at <= $1
+                    AND (lease_until IS NULL OR lease_until < $1)) p
+           JOIN webhook_endpoints e ON e.account_id = p.account_id AND e.id = p.endpoint_id
+          WHERE e.enabled AND e.deleted_at IS NULL
+          ORDER BY random()`,
+        [now],
       );
+      const rows: DueRow[] = [];
+      for (const pair of due) {
+        const room = Math.min(
+          options.perEndpoint - (options.open[pair.endpoint_id] ?? 0),
+          options.limit - rows.length,
+        );
+        if (room <= 0) continue;
+        const claimed = await db.query<DueRow>(
+          `SELECT d.message_id, d.endpoint_id, d.account_id, d.attempts, d.body,
+                  m.event_type, m.data, m.created_at
+             FROM (SELECT message_id, endpoint_id, account_id, attempts, body, next_attempt_at
+                     FROM webhook_deliveries
+                    WHERE account_id = $1 AND endpoint_id = $2 AND status = 'pending'
+                      AND next_attempt_at <= $3 AND (lease_until IS NULL OR lease_until < $3)
+                    ORDER BY next_attempt_at LIMIT $4
+                    FOR UPDATE SKIP LOCKED) d
+             JOIN webhook_messages m ON m.account_id = d.account_id AND m.id = d.message_id
+            WHERE m.account_id = $1
+            ORDER BY d.next_attempt_at`,
+          [pair.account_id, pair.endpoint_id, now, room],
+        );
+        rows.push(...claimed.rows);
+        if (rows.length >= options.limit) break;
+      }
       if (rows.length === 0) return [];
+      const accountIds = rows.map((r) => r.account_id);
       const messageIds = rows.map((r) => r.message_id);
       const endpointIds = rows.map((r) => r.endpoint_id);
       // The body is fixed at the first attempt: its `timestamp` is when it was first sent.
@@ -126,27 +139,35 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
           now,
         ),
       );
-      await db.query(
-        `UPDATE webhook_deliveries d SET lease_until = $1, lease_owner = $2, attempts = d.attempts + 1,
-                body = u.b, first_sent_at = COALESCE(d.first_sent_at, $6)
-           FROM unnest($3::text[], $4::text[], $5::text[]) AS u(m, e, b)
-          WHERE d.message_id = u.m AND d.endpoint_id = u.e`,
-        [
-          new Date(now.getTime() + options.leaseMs),
-          options.owner,
-          messageIds,
-          endpointIds,
-          bodies,
-          now,
-        ],
-      );
-      // An attempt still 'pending' here was cut short (its worker died): say so.
-      await db.query(
-        `UPDATE webhook_attempts a SET status = 'failed', error = $3
-           FROM unnest($1::text[], $2::text[]) AS u(m, e)
-          WHERE a.message_id = u.m AND a.endpoint_id = u.e AND a.status = 'pending'`,
-        [messageIds, endpointIds, INTERRUPTED_ATTEMPT_ERROR],
-      );
+      // Per account, so each statement goes to one account's rows (one shard on Citus).
+      for (const accountId of new Set(accountIds)) {
+        const mine = rows.flatMap((r, i) => (r.account_id === accountId ? [i] : []));
+        const m = mine.map((i) => messageIds[i]!);
+        const e = mine.map((i) => endpointIds[i]!);
+        await db.query(
+          `UPDATE webhook_deliveries d SET lease_until = $1, lease_owner = $2,
+                  attempts = d.attempts + 1, body = u.b, first_sent_at = COALESCE(d.first_sent_at, $6)
+             FROM unnest($3::text[], $4::text[], $5::text[]) AS u(m, e, b)
+            WHERE d.account_id = $7 AND d.message_id = u.m AND d.endpoint_id = u.e`,
+          [
+            new Date(now.getTime() + options.leaseMs),
+            options.owner,
+            m,
+            e,
+            mine.map((i) => bodies[i]!),
+            now,
+            accountId,
+          ],
+        );
+        // An attempt still 'pending' here was cut short (its worker died): say so.
+        await db.query(
+          `UPDATE webhook_attempts a SET status = 'failed', error = $3
+             FROM unnest($1::text[], $2::text[]) AS u(m, e)
+            WHERE a.account_id = $4 AND a.message_id = u.m AND a.endpoint_id = u.e
+              AND a.status = 'pending'`,
+          [m, e, INTERRUPTED_ATTEMPT_ERROR, accountId],
+        );
+      }
       await db.query(
         `INSERT INTO webhook_attempts (public_id, message_id, endpoint_id, account_id, attempt, status, attempted_at)
          SELECT u.id, u.m, u.e, u.a, u.n, 'pending', $5
@@ -154,7 +175,7 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
         [
           messageIds,
           endpointIds,
-          rows.map((r) => r.account_id),
+          accountIds,
           rows.map((r) => r.attempts + 1),
           now,
           rows.map(() => newId('att')),

@@ -3,7 +3,7 @@ import type { Destination, DestinationState } from '../../domain/forwarding/mode
 import type { Platform } from '../../domain/forwarding/platforms/registry.ts';
 import type { EventSource } from '../../domain/model.ts';
 import type { Codec } from '../rows.ts';
-import { all, first, type Query, run, type Sql } from '../sql/query.ts';
+import { all, first, note, type Query, run, type Sql } from '../sql/query.ts';
 
 export interface DestinationRow {
   id: string;
@@ -140,6 +140,13 @@ export function* updateDestination(
       .where('pixel_id', '=', pixelId)
       .where('id', '=', id),
   );
+  // Resumed (switched on, or out of suspension): what it has waiting is claimable again.
+  if (
+    (!before.enabled && after.enabled) ||
+    (before.state === 'suspended' && after.state !== 'suspended')
+  ) {
+    yield* note({ forwarding: true });
+  }
   return { before, after };
 }
 

@@ -9,10 +9,13 @@ import { all, first, type Query, type Sql } from '../sql/query.ts';
 
 type SeqRow = EventRow & { seq: number };
 
-/** The newest arrival number, 0 when there are no events. */
-export function* lastSeq(db: Sql): Query<number> {
+/** The account's newest arrival number, 0 when it has no events. */
+export function* lastSeq(db: Sql, accountId: string): Query<number> {
   const row = yield* first(
-    db.q.selectFrom('events').select((eb) => eb.fn.coalesce(eb.fn.max('seq'), eb.lit(0)).as('seq')),
+    db.q
+      .selectFrom('events')
+      .select((eb) => eb.fn.coalesce(eb.fn.max('seq'), eb.lit(0)).as('seq'))
+      .where('account_id', '=', accountId),
   );
   return Number(row?.seq ?? 0);
 }

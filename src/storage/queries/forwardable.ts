@@ -32,7 +32,9 @@ export function* forwardable(
   const rows = yield* all(
     db.q
       .selectFrom('events as e')
-      .leftJoin('event_match_keys as k', 'k.seq', 'e.seq')
+      .leftJoin('event_match_keys as k', (join) =>
+        join.onRef('k.account_id', '=', 'e.account_id').onRef('k.seq', '=', 'e.seq'),
+      )
       .select([
         'e.account_id',
         'e.pixel_id',
@@ -91,13 +93,33 @@ export function* forwardable(
  * expiry first (the expiry index bounds the scan); how many it deleted.
  */
 export function* eraseExpired(db: Sql, now: Date, limit: number): Query<number> {
-  const expired = db.q
-    .selectFrom('event_match_keys')
-    .select('seq')
-    .where('expires_at', '<=', db.store.time(now))
-    .orderBy('expires_at')
-    .limit(limit);
-  return yield* run(db.q.deleteFrom('event_match_keys').where('seq', 'in', expired));
+  // Read first, then deleted per account by key: a delete whose subquery spans every account
+  // (and has a LIMIT) cannot be sent to one account's shard when the table is distributed.
+  const expired = yield* all(
+    db.q
+      .selectFrom('event_match_keys')
+      .select(['account_id', 'seq'])
+      .where('expires_at', '<=', db.store.time(now))
+      .orderBy('expires_at')
+      .limit(limit),
+  );
+  const byAccount = new Map<string, number[]>();
+  for (const { account_id, seq } of expired) {
+    const seqs = byAccount.get(account_id);
+    if (seqs) seqs.push(seq);
+    else byAccount.set(account_id, [seq]);
+  }
+  let erased = 0;
+  for (const [accountId, seqs] of byAccount) {
+    erased += yield* run(
+      db.q
+        .deleteFrom('event_match_keys')
+        .where('account_id', '=', accountId)
+        .where('seq', 'in', seqs)
+        .where('expires_at', '<=', db.store.time(now)),
+    );
+  }
+  return erased;
 }
 
 /**

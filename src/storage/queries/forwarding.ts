@@ -16,7 +16,7 @@ import type {
 } from '../../domain/ports.ts';
 import { outcomeReason } from '../../domain/stats/diagnostics.ts';
 import { hourOf } from '../event-totals.ts';
-import { all, first, prepared, type Query, run, type Sql } from '../sql/query.ts';
+import { all, first, note, prepared, type Query, run, type Sql } from '../sql/query.ts';
 import type { Tables } from '../sql/tables.ts';
 import { getDestination } from './destinations.ts';
 
@@ -278,6 +278,8 @@ export function* recordReplay(
       created_at: db.store.time(replay.now),
     }),
   );
+  // A forwarding worker starts queueing its events.
+  yield* note({ replay: true });
 }
 
 /** The oldest open replays nobody holds (a read: most looks find none). */
@@ -381,6 +383,7 @@ export function* advanceReplay(
       : { at: row.cursor_at, seq: row.cursor_seq };
   const page = yield* replayPage(db, scope, after, now);
   const queued = yield* queuePage(db, scope, page, now);
+  if (queued > 0) yield* note({ forwarding: true });
   if (page.last || page.next === null) {
     yield* run(finish(queued));
     return { queued, done: true };
@@ -590,6 +593,7 @@ const earliestDueJob = prepared((db: Sql) =>
           eb
             .selectFrom('forward_jobs as j')
             .select((e2) => e2.fn.min('j.next_attempt_at').as('due'))
+            .whereRef('j.account_id', '=', 'd.account_id')
             .whereRef('j.destination_id', '=', 'd.id')
             .where('j.status', '=', 'pending'),
         )

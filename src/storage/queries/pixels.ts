@@ -9,6 +9,7 @@ import {
   first,
   forUpdate,
   lockAccount,
+  note,
   prepared,
   type Query,
   run,
@@ -110,8 +111,8 @@ export function updatePixel(db: Sql, accountId: string, pixelId: string, change:
       return row ? toPixel(db.codec, row as PixelRow) : null;
     })(),
     change,
-    (p) =>
-      run(
+    function* (p) {
+      yield* run(
         db.q
           .updateTable('pixels')
           .set({
@@ -127,7 +128,10 @@ export function updatePixel(db: Sql, accountId: string, pixelId: string, change:
           })
           .where('account_id', '=', p.accountId)
           .where('id', '=', p.id),
-      ),
+      );
+      // Told once committed: the track path's pixel cache forgets its copy.
+      yield* note({ pixel: { accountId: p.accountId, pixelId: p.id } });
+    },
   );
 }
 

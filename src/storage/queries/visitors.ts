@@ -4,7 +4,7 @@
  * person's events. The browser event's insert writes them (its own SQL, in its transaction).
  */
 import type { VisitorKeys } from '../../domain/model.ts';
-import { first, type Query, run, type Sql } from '../sql/query.ts';
+import { all, first, type Query, run, type Sql } from '../sql/query.ts';
 
 /** The visitor's identifiers while kept (`expires_at` after `now`), or null. */
 export function* visitorKeys(
@@ -30,20 +30,39 @@ export function* visitorKeys(
 export function* eraseExpiredVisitors(db: Sql, now: Date, limit: number): Query<number> {
   if (limit <= 0) return 0;
   const at = db.store.time(now);
-  // The batch is bounded by visitor id (one key column works the same on both databases); the
-  // expiry check repeated keeps a visitor's unexpired identity on another pixel.
-  const expired = db.q
-    .selectFrom('visitor_identities')
-    .select('anonymous_id')
-    .where('expires_at', '<=', at)
-    .orderBy('expires_at')
-    .limit(limit);
-  return yield* run(
+  // Read first, then deleted per account by key (as forwardable.ts eraseExpired): a delete
+  // whose subquery spans every account cannot go to one account's shard once distributed. The
+  // expiry check repeated keeps an identity refreshed in between.
+  const expired = yield* all(
     db.q
-      .deleteFrom('visitor_identities')
+      .selectFrom('visitor_identities')
+      .select(['account_id', 'pixel_id', 'anonymous_id'])
       .where('expires_at', '<=', at)
-      .where('anonymous_id', 'in', expired),
+      .orderBy('expires_at')
+      .limit(limit),
   );
+  const byAccount = new Map<string, { pixel: string[]; visitor: string[] }>();
+  for (const row of expired) {
+    let keys = byAccount.get(row.account_id);
+    if (!keys) {
+      keys = { pixel: [], visitor: [] };
+      byAccount.set(row.account_id, keys);
+    }
+    keys.pixel.push(row.pixel_id);
+    keys.visitor.push(row.anonymous_id);
+  }
+  let erased = 0;
+  for (const [accountId, keys] of byAccount) {
+    erased += yield* run(
+      db.q
+        .deleteFrom('visitor_identities')
+        .where('account_id', '=', accountId)
+        .where('anonymous_id', 'in', keys.visitor)
+        .where('pixel_id', 'in', keys.pixel)
+        .where('expires_at', '<=', at),
+    );
+  }
+  return erased;
 }
 
 /** The last time any visitor of the pixel sent a browser event (while kept), or null. */

@@ -14,7 +14,9 @@ export function* listAttempts(
   const rows = yield* all(
     db.q
       .selectFrom('webhook_attempts as a')
-      .innerJoin('webhook_messages as m', 'm.id', 'a.message_id')
+      .innerJoin('webhook_messages as m', (join) =>
+        join.onRef('m.account_id', '=', 'a.account_id').onRef('m.id', '=', 'a.message_id'),
+      )
       .selectAll('a')
       .select('m.event_type')
       .where('a.account_id', '=', accountId)

@@ -26,7 +26,7 @@ export function* recordAttempt(
   { delivery, owner, result, at }: AttemptRecord,
 ): Query<void> {
   const { messageId } = delivery;
-  const endpointId = delivery.endpoint.id;
+  const { id: endpointId, accountId } = delivery.endpoint;
   // The attempt happened whatever became of the lease: log it. Receivers' text is kept
   // storable whoever produced it (PostgreSQL refuses NUL).
   yield* run(
@@ -37,6 +37,7 @@ export function* recordAttempt(
       result.durationMs,
       result.error === null ? null : storableText(result.error),
       result.responseBody === null ? null : storableText(result.responseBody),
+      accountId,
       messageId,
       endpointId,
       delivery.attempt,
@@ -46,7 +47,10 @@ export function* recordAttempt(
   // that took over an expired lease has already rescheduled the delivery.
   const next = afterAttempt(result, at);
   const nextAt = db.store.timeOrNull(next.nextAttemptAt);
-  if ((yield* run(release(db, next.status, nextAt, messageId, endpointId, owner))) === 0) return;
+  const released = yield* run(
+    release(db, next.status, nextAt, accountId, messageId, endpointId, owner),
+  );
+  if (released === 0) return;
   const failingSince = next.failingSince;
   yield* run(
     db.q
@@ -73,6 +77,7 @@ const logAttempt = prepared(
     durationMs: number | null,
     error: string | null,
     body: string | null,
+    accountId: string,
     messageId: string,
     endpointId: string,
     attempt: number,
@@ -86,6 +91,7 @@ const logAttempt = prepared(
         error,
         response_body: body,
       })
+      .where('account_id', '=', accountId)
       .where('message_id', '=', messageId)
       .where('endpoint_id', '=', endpointId)
       .where('attempt', '=', attempt)
@@ -97,6 +103,7 @@ const release = prepared(
     db: Sql,
     status: string,
     nextAt: unknown,
+    accountId: string,
     messageId: string,
     endpointId: string,
     owner: string,
@@ -104,6 +111,7 @@ const release = prepared(
     db.q
       .updateTable('webhook_deliveries')
       .set({ status, next_attempt_at: nextAt, lease_until: null, lease_owner: null })
+      .where('account_id', '=', accountId)
       .where('message_id', '=', messageId)
       .where('endpoint_id', '=', endpointId)
       .where('lease_owner', '=', owner),
@@ -113,7 +121,9 @@ const release = prepared(
 const pending = (db: Sql) =>
   db.q
     .selectFrom('webhook_deliveries as d')
-    .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+    .innerJoin('webhook_endpoints as e', (join) =>
+      join.onRef('e.account_id', '=', 'd.account_id').onRef('e.id', '=', 'd.endpoint_id'),
+    )
     .where('d.status', '=', sql.lit('pending'))
     .where(isTrue(db, 'e.enabled'));
 
@@ -123,7 +133,9 @@ const earliestDue = prepared((db: Sql) =>
 
 const backlogTotals = prepared((db: Sql) =>
   pending(db)
-    .innerJoin('webhook_messages as m', 'm.id', 'd.message_id')
+    .innerJoin('webhook_messages as m', (join) =>
+      join.onRef('m.account_id', '=', 'd.account_id').onRef('m.id', '=', 'd.message_id'),
+    )
     .select((eb) => [
       eb.fn.countAll().as('pending'),
       eb.fn.min('m.created_at').as('oldest'),

@@ -4,7 +4,16 @@ import type { WebhookEndpoint } from '../../domain/model.ts';
 import type { Change } from '../../domain/ports.ts';
 import { type EndpointRow, toEndpoint } from '../rows.ts';
 import { applyChange } from '../sql/change.ts';
-import { all, first, forUpdate, lockAccount, type Query, run, type Sql } from '../sql/query.ts';
+import {
+  all,
+  first,
+  forUpdate,
+  lockAccount,
+  note,
+  type Query,
+  run,
+  type Sql,
+} from '../sql/query.ts';
 
 const live = (db: Sql, accountId: string) =>
   db.q
@@ -88,7 +97,13 @@ export function updateEndpoint(
       return row ? toEndpoint(db.codec, row as EndpointRow) : null;
     })(),
     change,
-    (e) => run(db.q.updateTable('webhook_endpoints').set(changeable(db, e)).where('id', '=', e.id)),
+    function* (e, before) {
+      yield* run(
+        db.q.updateTable('webhook_endpoints').set(changeable(db, e)).where('id', '=', e.id),
+      );
+      // Switched back on: what it had pending is claimable again.
+      if (!before.enabled && e.enabled) yield* note({ outbox: true });
+    },
   );
 }
 
@@ -112,6 +127,7 @@ export function* deleteEndpoint(
     db.q
       .updateTable('webhook_deliveries')
       .set({ status: 'canceled', next_attempt_at: null })
+      .where('account_id', '=', accountId)
       .where('endpoint_id', '=', endpointId)
       // A literal, so the planner sees the partial index's condition.
       .where('status', '=', sql.lit('pending')),

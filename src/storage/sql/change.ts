@@ -9,13 +9,13 @@ import { emit, type Query } from './query.ts';
 export function* applyChange<T>(
   read: Query<T | null>,
   change: Change<T>,
-  write: (next: T) => Query<unknown>,
+  write: (next: T, before: T) => Query<unknown>,
 ): Query<{ before: T; after: T } | null> {
   const before = yield* read;
   if (!before) return null;
   const result = change(before);
   if (!result) return { before, after: before };
-  yield* write(result.next);
+  yield* write(result.next, before);
   yield* emit(result.emit);
   return { before, after: result.next };
 }

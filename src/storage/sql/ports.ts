@@ -17,6 +17,7 @@ import type {
   MatchKeyStore,
   PixelStore,
   SessionStore,
+  StatsStore,
   WebhookStore,
 } from '../../domain/ports.ts';
 import * as retention from '../queries/account-retention.ts';
@@ -79,6 +80,19 @@ export function sessionStore({ sql: db, read, transaction }: Runner): SessionSto
   };
 }
 
+/** The dashboard's stats are read per database (dashboard.ts), through the runner. */
+export function statsStore({ own }: Runner, stats: StatsStore): StatsStore {
+  return {
+    eventStats: (query) => own(() => stats.eventStats(query)),
+    eventStatsJson: (query) => own(() => stats.eventStatsJson(query)),
+    topEventStats: (query, top) => own(() => stats.topEventStats(query, top)),
+    diagnostics: (query) => own(() => stats.diagnostics(query)),
+    exampleLacking: (...args) => own(() => stats.exampleLacking(...args)),
+    revenue: (query, names) => own(() => stats.revenue(query, names)),
+    explore: (query) => own(() => stats.explore(query)),
+  };
+}
+
 /** The delivery queue's parts written per database. */
 export type DeliveryQueue = Pick<
   WebhookStore,
@@ -86,7 +100,7 @@ export type DeliveryQueue = Pick<
 >;
 
 export function webhookStore(
-  { sql: db, read, transaction }: Runner,
+  { sql: db, read, transaction, own }: Runner,
   queue: DeliveryQueue,
 ): WebhookStore {
   return {
@@ -101,11 +115,20 @@ export function webhookStore(
     listAttempts: (accountId, id, page) =>
       read(() => attempts.listAttempts(db, accountId, id, page)),
     retryDelivery: (accountId, id, messageId, at) =>
-      queue.retryDelivery(accountId, id, messageId, at),
-    enqueueFor: (endpointId, event) => queue.enqueueFor(endpointId, event),
-    claimDue: (options) => queue.claimDue(options),
+      own(async (note) => {
+        const outcome = await queue.retryDelivery(accountId, id, messageId, at);
+        note({ outbox: outcome === 'queued' });
+        return outcome;
+      }),
+    enqueueFor: (endpointId, event) =>
+      own(async (note) => {
+        const id = await queue.enqueueFor(endpointId, event);
+        note({ outbox: true });
+        return id;
+      }),
+    claimDue: (options) => own(() => queue.claimDue(options)),
     recordAttempt: (delivery, owner, result, at) =>
-      queue.recordAttempt(delivery, owner, result, at),
+      own(() => queue.recordAttempt(delivery, owner, result, at)),
     nextDueAt: () => read(() => deliveries.nextDueAt(db)),
     backlog: () => read(() => deliveries.backlog(db)),
   };
@@ -114,13 +137,16 @@ export function webhookStore(
 /** Deleting events takes them off the counts: written per database. */
 export type EventDeletes = Pick<LifecycleStore, 'erasePerson' | 'purgeBatch'>;
 
-export function lifecycleStore({ sql: db, read }: Runner, deletes: EventDeletes): LifecycleStore {
+export function lifecycleStore(
+  { sql: db, read, own }: Runner,
+  deletes: EventDeletes,
+): LifecycleStore {
   return {
-    lastSeq: () => read(() => events.lastSeq(db)),
-    erasePerson: (options) => deletes.erasePerson(options),
+    lastSeq: (accountId) => read(() => events.lastSeq(db, accountId)),
+    erasePerson: (options) => own(() => deletes.erasePerson(options)),
     exportPage: (query) => read(() => events.exportPage(db, query)),
     purgeBatch: (accountId, pixelId, before, limit) =>
-      deletes.purgeBatch(accountId, pixelId, before, limit),
+      own(() => deletes.purgeBatch(accountId, pixelId, before, limit)),
     retentionDays: (accountId) => read(() => retention.retentionDays(db, accountId)),
     setRetentionDays: (accountId, days) =>
       read(() => retention.setRetentionDays(db, accountId, days)),
@@ -130,9 +156,9 @@ export function lifecycleStore({ sql: db, read }: Runner, deletes: EventDeletes)
 /** The live tail's bus is per database (in-process, LISTEN/NOTIFY); its reads are shared. */
 export type FeedBus = Pick<EventFeed, 'subscribe' | 'close'>;
 
-export function eventFeed({ sql: db, read }: Runner, bus: FeedBus): EventFeed {
+export function eventFeed({ sql: db, read, own }: Runner, bus: FeedBus): EventFeed {
   return {
-    subscribe: (pixelId, listener) => bus.subscribe(pixelId, listener),
+    subscribe: (pixelId, listener) => own(() => bus.subscribe(pixelId, listener)),
     eventsBySeq: (accountId, pixelId, seqs) =>
       read(() => events.eventsBySeq(db, accountId, pixelId, seqs)),
     eventsAfter: (accountId, pixelId, afterSeq, limit) =>
@@ -184,12 +210,18 @@ export type ForwardingQueue = Pick<ForwardingStore, 'claim' | 'settle'>;
 
 /** Forwarding jobs: the reads and the replay shared, the queue's hot paths per database. */
 export function forwardingStore(
-  { sql: db, read, transaction }: Runner,
+  { sql: db, read, transaction, own }: Runner,
   queue: ForwardingQueue,
 ): ForwardingStore {
   return {
-    claim: (options) => queue.claim(options),
-    settle: (options) => queue.settle(options),
+    claim: (options) => own(() => queue.claim(options)),
+    settle: (options) =>
+      own(async (note) => {
+        await queue.settle(options);
+        // `event.forwarded` messages committed with the outcomes; retries due soon, or a
+        // destination back to work.
+        note({ outbox: options.emit.length > 0, forwarding: true });
+      }),
     nextDueAt: () => read(() => forwarding.nextDueAt(db)),
     eventForwarding: (accountId, pixelId, eventIds, withLog) =>
       read(() => forwarding.eventForwarding(db, accountId, pixelId, eventIds, withLog)),

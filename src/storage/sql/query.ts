@@ -30,6 +30,7 @@ import {
 } from 'kysely';
 import type { WebhookEvent } from '../../domain/model.ts';
 import { type Codec, postgresCodec, sqliteCodec } from '../rows.ts';
+import type { Note } from './committed.ts';
 import type { Tables } from './tables.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -62,7 +63,9 @@ export type Step =
   | { kind: 'first'; query: CompiledQuery }
   | { kind: 'run'; query: CompiledQuery }
   /** Webhook messages for the transactional outbox: each adapter's fan-out writes them. */
-  | { kind: 'emit'; events: WebhookEvent[] };
+  | { kind: 'emit'; events: WebhookEvent[] }
+  /** A fact for the runner to announce once the transaction has committed (committed.ts). */
+  | { kind: 'note'; note: Note };
 
 export type Query<T> = Generator<Step, T, unknown>;
 
@@ -73,6 +76,13 @@ export interface Runner {
   read<T>(work: () => Query<T>): Promise<T>;
   /** Runs `work` in one transaction, committed durably before resolving. */
   transaction<T>(work: () => Query<T>): Promise<T>;
+  /**
+   * Runs a port method the adapter writes itself (a hot path, a queue claim), with the same
+   * translation of driver errors as `read` and `transaction`: an outage is the domain's
+   * `storageUnavailable` (a 503) wherever a port's work is done, never a driver's error. What
+   * `work` notes is announced once it has resolved (its own transactions committed).
+   */
+  own<T>(work: (note: (fact: Note) => void) => T | Promise<T>): Promise<T>;
 }
 
 /** Every row the statement returns. */
@@ -96,6 +106,11 @@ export function* run(statement: Compilable<unknown>): Query<number> {
  */
 export function* emit(events: WebhookEvent[]): Query<void> {
   if (events.length > 0) yield { kind: 'emit', events };
+}
+
+/** Tells the runner what this transaction did, to announce after its COMMIT (committed.ts). */
+export function* note(fact: Note): Query<void> {
+  yield { kind: 'note', note: fact };
 }
 
 /**

@@ -86,6 +86,7 @@ export interface VisitorIdentitiesTable {
 
 /** Raw match keys kept apart from the record until `expires_at` (contract §11, migration 010). */
 export interface EventMatchKeysTable {
+  account_id: string;
   seq: number;
   expires_at: Stored;
   match_keys: Stored | null;

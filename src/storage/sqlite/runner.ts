@@ -1,6 +1,9 @@
 import type { Statement } from 'better-sqlite3';
 import type { CompiledQuery } from 'kysely';
 import type { WebhookEvent } from '../../domain/model.ts';
+import type { CommitNotifier } from '../../domain/ports.ts';
+import { toDomainError } from '../driver-errors.ts';
+import { Committed, type Note } from '../sql/committed.ts';
 import { type Query, type Runner, type Sql, type Step, sqliteSql } from '../sql/query.ts';
 import type { SqliteDatabase } from './database.ts';
 
@@ -11,28 +14,54 @@ import type { SqliteDatabase } from './database.ts';
 export class SqliteRunner implements Runner {
   readonly sql: Sql = sqliteSql;
   private readonly statements = new Map<string, Statement>();
+  /** What the work running now has done (committed.ts): SQLite's work runs one at a time. */
+  private current: Committed | null = null;
 
-  /** `outbox` writes what a query `emit`s, inside its transaction (webhooks.ts outboxWriter). */
+  /**
+   * `outbox` writes what a query `emit`s, inside its transaction (webhooks.ts outboxWriter);
+   * `notifier` is told what each piece of work committed, once it has.
+   */
   constructor(
     private readonly db: SqliteDatabase,
     private readonly outbox: (events: WebhookEvent[]) => void = noOutbox,
+    private readonly notifier?: CommitNotifier,
   ) {}
 
   /** Runs `work` outside a transaction (reads, and single statements). */
-  readonly read = <T>(work: () => Query<T>): Promise<T> => {
-    try {
-      return Promise.resolve(this.drive(work()));
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  };
+  readonly read = <T>(work: () => Query<T>): Promise<T> => this.own(() => this.drive(work()));
 
   /** Runs `work` in one IMMEDIATE transaction, committed (and flushed) before resolving. */
-  readonly transaction = <T>(work: () => Query<T>): Promise<T> => {
+  readonly transaction = <T>(work: () => Query<T>): Promise<T> =>
+    this.own(() => this.db.transaction(() => this.drive(work())).immediate());
+
+  /**
+   * Runs `work` (synchronous, or a promise) with better-sqlite3's errors as the domain's: a
+   * closed handle, a lock held past busy_timeout, an I/O error or a full disk is
+   * `storageUnavailable` (driver-errors.ts). Every SQLite port's work passes here.
+   */
+  readonly own = <T>(work: (note: (fact: Note) => void) => T | Promise<T>): Promise<T> => {
+    const committed = new Committed();
+    const outer = this.current;
+    this.current = committed;
     try {
-      return Promise.resolve(this.db.transaction(() => this.drive(work())).immediate());
+      const result = work(committed.note);
+      if (!(result instanceof Promise)) {
+        committed.announce(this.notifier);
+        return Promise.resolve(result);
+      }
+      return result.then(
+        (value) => {
+          committed.announce(this.notifier);
+          return value;
+        },
+        (error: unknown) => {
+          throw toDomainError(error);
+        },
+      );
     } catch (error) {
-      return Promise.reject(error);
+      return Promise.reject(toDomainError(error));
+    } finally {
+      this.current = outer;
     }
   };
 
@@ -46,7 +75,11 @@ export class SqliteRunner implements Runner {
   }
 
   private step(step: Step): unknown {
-    if (step.kind === 'emit') return this.outbox(step.events);
+    if (step.kind === 'note') return this.current?.note(step.note);
+    if (step.kind === 'emit') {
+      this.current?.note({ outbox: step.events.length > 0 });
+      return this.outbox(step.events);
+    }
     const statement = this.prepare(step.query);
     const params = step.query.parameters.map(bindable);
     if (step.kind === 'run') return statement.run(...params).changes;

@@ -1,6 +1,7 @@
 import type { TrackedEvent, WebhookEvent } from '../../domain/model.ts';
 import type {
   AccountStore,
+  CommitNotifier,
   DestinationStore,
   EventFeed,
   EventQuery,
@@ -12,19 +13,18 @@ import type {
   MatchKeyStore,
   NewEvent,
   PixelStore,
-  QueuedWork,
   SessionStore,
   StatsStore,
   Store,
   WebhookStore,
 } from '../../domain/ports.ts';
-import { translateDriverErrors } from '../driver-errors.ts';
 import { dayOf, hourOf, planTotal, totalSql } from '../event-totals.ts';
 import { GroupCommit } from '../group-commit.ts';
 import { matchColumns } from '../match-columns.ts';
 import { getEvent } from '../queries/events.ts';
 import * as rows from '../rows.ts';
 import { type EventRow, sqliteCodec } from '../rows.ts';
+import { eventsCommitted, type QueuedWork } from '../sql/committed.ts';
 import {
   accountStore,
   destinationStore,
@@ -35,6 +35,7 @@ import {
   matchKeyStore,
   pixelStore,
   sessionStore,
+  statsStore,
   webhookStore,
 } from '../sql/ports.ts';
 import { SqliteEventBus, SqliteStatsStore } from './dashboard.ts';
@@ -90,7 +91,6 @@ class SqliteEventStore implements EventStore {
   private readonly diag;
   private readonly batches: GroupCommit<NewEvent, InsertOutcome>;
   private readonly runner: SqliteRunner;
-  private readonly queuedListeners: Array<(queued: QueuedWork) => void> = [];
 
   constructor(
     private readonly db: SqliteDatabase,
@@ -98,8 +98,9 @@ class SqliteEventStore implements EventStore {
     durable: DurableCommit,
     onCommitted: OnEventsCommitted,
     private readonly forwardJobs: ReturnType<typeof forwardJobWriter>,
+    runner: SqliteRunner,
   ) {
-    this.runner = new SqliteRunner(db);
+    this.runner = runner;
     // ON CONFLICT DO NOTHING makes dedup exact under any concurrency: the unique index decides.
     this.insert = db.prepare(
       `INSERT INTO events (account_id, pixel_id, event_id, event_name, value, currency, timestamp,
@@ -110,7 +111,8 @@ class SqliteEventStore implements EventStore {
     );
     // Raw match keys apart from the record (contract §11), same transaction as the event.
     this.insertRawKeys = db.prepare(
-      'INSERT INTO event_match_keys (seq, expires_at, match_keys, location) VALUES (?, ?, ?, ?)',
+      `INSERT INTO event_match_keys (account_id, seq, expires_at, match_keys, location)
+       VALUES (?, ?, ?, ?, ?)`,
     );
     // Identity stitching: a browser event replaces its visitor's identifiers, same transaction.
     this.upsertVisitor = db.prepare(
@@ -166,14 +168,17 @@ class SqliteEventStore implements EventStore {
     });
     // Answered once the batch's frames are on disk, flushed off the event loop (wal-sync.ts);
     // the live tail hears of the new events only then, so it never shows an unflushed event.
-    this.batches = new GroupCommit(async (items) => {
-      const { outcomes, inserted, queued } = await durable(() => insertAll.immediate(items));
-      if (inserted.length > 0) onCommitted(inserted);
-      if (queued.webhookMessages || queued.forwardingJobs) {
-        for (const listener of this.queuedListeners) listener(queued);
-      }
-      return outcomes;
-    }, MAX_BATCH);
+    this.batches = new GroupCommit(
+      (items) =>
+        this.runner.own(async (note) => {
+          const { outcomes, inserted, queued } = await durable(() => insertAll.immediate(items));
+          if (inserted.length > 0) onCommitted(inserted);
+          // Announced by the runner, flushed (committed.ts eventsCommitted).
+          note(eventsCommitted(outcomes, queued));
+          return outcomes;
+        }),
+      MAX_BATCH,
+    );
   }
 
   /** One row and, when it is new, its outbox messages; runs inside the batch's transaction. */
@@ -227,7 +232,7 @@ class SqliteEventStore implements EventStore {
     if (changes === 0) return 'duplicate';
     if (match.raw) {
       const { expiresAtMs, matchKeys, location } = match.raw;
-      this.insertRawKeys.run(lastInsertRowid, expiresAtMs, matchKeys, location);
+      this.insertRawKeys.run(event.accountId, lastInsertRowid, expiresAtMs, matchKeys, location);
     }
     const ms = event.timestamp.getTime();
     const hour = hourOf(ms);
@@ -267,10 +272,6 @@ class SqliteEventStore implements EventStore {
     return this.batches.one({ event, emit });
   }
 
-  onQueued(listener: (queued: QueuedWork) => void): void {
-    this.queuedListeners.push(listener);
-  }
-
   insertEvents(events: NewEvent[]): Promise<PromiseSettledResult<InsertOutcome>[]> {
     return this.batches.submit(events);
   }
@@ -284,7 +285,11 @@ class SqliteEventStore implements EventStore {
     return this.runner.read(() => getEvent(this.runner.sql, accountId, pixelId, eventId));
   }
 
-  async listEvents(query: EventQuery) {
+  listEvents(query: EventQuery) {
+    return this.runner.own(() => this.eventPage(query));
+  }
+
+  private eventPage(query: EventQuery) {
     const scope = ['account_id = @accountId', 'pixel_id = @pixelId'];
     if (query.eventName !== undefined) scope.push('event_name = @eventName');
     const where = [...scope];
@@ -343,22 +348,31 @@ export class SqliteStore implements Store {
   private constructor(
     readonly db: SqliteDatabase,
     private readonly wal: WalSync | null,
+    commits: CommitNotifier | undefined,
   ) {
     const outbox = outboxWriter(db);
     const write = (events: WebhookEvent[], targets?: Map<string, string[]>) =>
       outbox.write(events, targets);
     const durable = durableCommit(wal);
-    // One runner, so each statement is prepared once for the whole store.
-    const runner = new SqliteRunner(db, write);
+    // One runner, so each statement is prepared once for the whole store; what each write
+    // commits is announced to `commits` after its COMMIT.
+    const runner = new SqliteRunner(db, write, commits);
     this.accounts = accountStore(runner);
     this.pixels = pixelStore(runner);
     this.bus = new SqliteEventBus();
     this.feed = eventFeed(runner, this.bus);
-    this.events = new SqliteEventStore(db, write, durable, this.bus.announce, forwardJobWriter(db));
+    this.events = new SqliteEventStore(
+      db,
+      write,
+      durable,
+      this.bus.announce,
+      forwardJobWriter(db),
+      runner,
+    );
     this.destinations = destinationStore(runner);
     this.forwarding = forwardingStore(runner, new SqliteForwardingQueue(db, outbox, durable));
     this.keys = keyStore(runner);
-    this.stats = new SqliteStatsStore(db);
+    this.stats = statsStore(runner, new SqliteStatsStore(db));
     this.sessions = sessionStore(runner);
     this.lifecycle = lifecycleStore(runner, new SqliteEventDeletes(db, durable));
     this.matchKeys = matchKeyStore(runner);
@@ -370,10 +384,13 @@ export class SqliteStore implements Store {
    * Opens the file and applies migrations first: statements are prepared against the schema.
    * `flush` replaces fdatasync for the WAL (fault tests only).
    */
-  static open(path: string, options: { flush?: Flush } = {}): SqliteStore {
+  static open(
+    path: string,
+    options: { flush?: Flush; commits?: CommitNotifier } = {},
+  ): SqliteStore {
     const db = openSqlite(path);
     migrateSqlite(db);
-    return translateDriverErrors(new SqliteStore(db, WalSync.open(db, path, options.flush)));
+    return new SqliteStore(db, WalSync.open(db, path, options.flush), options.commits);
   }
 
   async migrate(): Promise<void> {

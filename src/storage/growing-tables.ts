@@ -1,0 +1,17 @@
+/**
+ * The tables that grow with traffic (contract §8): each is keyed by account, so the schema can
+ * be distributed by `account_id` (Citus) and every statement on them reaches one account's
+ * shard. Two checks hold the rule: postgres/account-keys.test.ts reads the catalog (keys),
+ * account-scope.test.ts the statements the store issues.
+ */
+export const GROWING_TABLES = [
+  'events',
+  'event_match_keys',
+  'webhook_messages',
+  'webhook_deliveries',
+  'webhook_attempts',
+  'forward_jobs',
+  'forward_attempts',
+  'forward_replays',
+  'visitor_identities',
+] as const;
