@@ -324,3 +324,41 @@ export function shortKeyHashes(contact: HashedContact): ShortKeyHashes {
   put(out, 'external_id', hashes.external_id);
   return out;
 }
+
+/** One event's body, ready to go in a request, with its id (for the ledger and bisection). */
+export interface ReadyEvent {
+  eventId: string;
+  body: Record<string, unknown>;
+}
+
+/**
+ * The part every builder shares: each event outside the platform's window or whose name cannot
+ * go out is skipped with the reason; `toBody` makes the others' bodies under their platform
+ * name, or answers a string (why that event is skipped). The ready events come cut into the
+ * platform's requests (`limits.eventsPerRequest` each).
+ */
+export function prepareEvents(
+  platform: Pick<PlatformModule, 'name' | 'windowMs' | 'eventName' | 'limits'>,
+  events: ForwardableEvent[],
+  names: Record<string, string> | undefined,
+  now: Date,
+  toBody: (forwardable: ForwardableEvent, name: string) => Record<string, unknown> | string,
+): { parts: ReadyEvent[][]; skipped: Skip[] } {
+  const skipped: Skip[] = [];
+  const ready: ReadyEvent[] = [];
+  for (const forwardable of events) {
+    const eventId = forwardable.event.eventId;
+    let reason = outsideWindowReason(platform, forwardable, now);
+    if (reason === null) {
+      const name = platform.eventName(forwardable.event.eventName, names);
+      const body = 'skipped' in name ? name.skipped : toBody(forwardable, name.name);
+      if (typeof body !== 'string') {
+        ready.push({ eventId, body });
+        continue;
+      }
+      reason = body;
+    }
+    skipped.push({ eventId, reason });
+  }
+  return { parts: chunk(ready, platform.limits.eventsPerRequest), skipped };
+}
