@@ -154,6 +154,16 @@ export async function testDestination({
     test: { testEventCode },
   });
   const request = built.requests[0];
+  if (request && adapter.testMode === false) {
+    // No test mode: what would be sent is built and checked (nothing was skipped), and nothing
+    // is sent: a live conversion never goes out as a "test" (contract §18).
+    return {
+      ok: true,
+      status_code: null,
+      platform_response: null,
+      payload: maskIdentifiers(request.body, rawIdentifiers(forwardable)),
+    };
+  }
   if (!request) {
     return {
       ok: false,
@@ -162,8 +172,9 @@ export async function testDestination({
       payload: null,
     };
   }
-  const { answer } = await platforms.send(destination.type, request);
-  const verdict = adapter.classify(answer, ctx.clock.now());
+  const sent = await platforms.send(destination.type, request, config);
+  const { answer } = sent;
+  const verdict = sent.verdict ?? adapter.classify(answer, ctx.clock.now());
   const text = answer.kind === 'response' ? answer.body : answer.message;
   // What was sent and what came back, with the raw match keys masked (a platform may quote a
   // value it objects to): the answer shows no more than the record does; hashes stay hashes.

@@ -78,6 +78,31 @@ export interface ConfigField {
   warning?: string;
 }
 
+/**
+ * How a destination's config obtains an OAuth 2.0 access token (RFC 6749 §6's refresh-token
+ * grant, or RFC 7523's JWT bearer grant that Google's service accounts use). The engine turns
+ * it into a token (delivery/access-tokens.ts) and sends it as `Authorization: Bearer`.
+ */
+export type TokenGrant =
+  | { kind: 'refresh_token'; clientId: string; clientSecret: string; refreshToken: string }
+  | {
+      kind: 'jwt_bearer';
+      /** The service account's email: the JWT's `iss`. */
+      issuer: string;
+      /** Its PEM private key: the JWT is signed RS256 with it. */
+      privateKey: string;
+      scope: string;
+      /** The JWT's `aud`: the provider's own token URL, whatever URL the token is fetched at. */
+      audience: string;
+    };
+
+/** A URL setting a module declares (`TRACKWAY_<TYPE>_API_URL`, a token URL): the README's table. */
+export interface UrlSetting {
+  readonly env: string;
+  readonly default: string;
+  readonly description: string;
+}
+
 export interface PlatformModule {
   /** The destination's `type`. */
   readonly type: string;
@@ -96,11 +121,22 @@ export interface PlatformModule {
     readonly form: readonly ConfigField[];
   };
   /** The base-URL setting (tests point it at a local stand-in). */
-  readonly baseUrl: {
-    readonly env: string;
-    readonly default: string;
-    readonly description: string;
+  readonly baseUrl: UrlSetting;
+  /**
+   * For a platform whose requests carry an OAuth access token the service obtains (Google Ads,
+   * LinkedIn): the token URL's setting and the grant a destination's config makes. The engine
+   * gets the token before sending, adds it as `Authorization: Bearer`, renews it after a 401
+   * and sends once more; a refused grant suspends the destination as a refused token does.
+   */
+  readonly auth?: {
+    readonly tokenUrl: UrlSetting;
+    grant(config: Record<string, unknown>): TokenGrant;
   };
+  /**
+   * False for a platform without a test mode (LinkedIn): the test send builds and checks the
+   * payload and sends nothing, so a live conversion never goes out as a "test" (contract §18).
+   */
+  readonly testMode?: boolean;
   readonly limits: {
     /** Most events one request may carry. */
     readonly eventsPerRequest: number;
