@@ -4,7 +4,12 @@
  * (prepareEvent, insertEvent). Pure: the route hands in what only HTTP knows (the connection's
  * IP, the User-Agent header, the Cookie header, the time).
  */
-import { isIpAddress, type RawMatchKeys } from '../forwarding/match-keys.ts';
+import {
+  isIpAddress,
+  MATCH_KEY_FIELDS,
+  RAW_MATCH_KEY_NAME,
+  type RawMatchKeys,
+} from '../forwarding/match-keys.ts';
 import type { VisitorKeys } from '../model.ts';
 import { compileValidator } from '../validation.ts';
 import {
@@ -191,6 +196,9 @@ export function browserEvent(
   if (cookies['_ttp'] && cookies['_ttp'].length <= MAX_TIKTOK) keys.ttp = cookies['_ttp'];
   const ga = cookies['_ga'] === undefined ? null : GA_COOKIE.exec(cookies['_ga']);
   if (ga) keys.gaClientId = ga[1];
+  const gaSession = gaSessionIdOf(cookies);
+  if (gaSession !== undefined) keys.gaSessionId = gaSession;
+  Object.assign(keys, clickKeysOf(ids, cookies));
   if (madeFbc) cookies['_fbc'] = madeFbc;
   if (madeFbp) cookies['_fbp'] = madeFbp;
 
@@ -201,12 +209,54 @@ export function browserEvent(
 /** The match keys under their `user_data` names. */
 export function userDataOf(keys: RawMatchKeys): Record<string, string> {
   const out: Record<string, string> = {};
-  if (keys.clientIpAddress) out['client_ip_address'] = keys.clientIpAddress;
-  if (keys.clientUserAgent) out['client_user_agent'] = keys.clientUserAgent;
-  if (keys.fbc) out['fbc'] = keys.fbc;
-  if (keys.fbp) out['fbp'] = keys.fbp;
-  if (keys.ttclid) out['ttclid'] = keys.ttclid;
-  if (keys.ttp) out['ttp'] = keys.ttp;
-  if (keys.gaClientId) out['ga_client_id'] = keys.gaClientId;
+  for (const field of MATCH_KEY_FIELDS) {
+    const value = keys[RAW_MATCH_KEY_NAME[field]];
+    if (value) out[field] = value;
+  }
   return out;
+}
+
+/** A click id or cookie value fit to be a match key: printable, no spaces (match-keys.ts). */
+const TOKEN = /^[\x21-\x7e]{1,512}$/;
+
+/**
+ * The further platforms' click ids and cookies (contract §18): the landing URL's click id wins
+ * over the cookie the platform's own tag keeps it in, as a newer click does in their tags.
+ */
+export function clickKeysOf(
+  ids: Record<string, string>,
+  cookies: Record<string, string>,
+): RawMatchKeys {
+  const keys: RawMatchKeys = {};
+  const take = (name: keyof RawMatchKeys, ...candidates: Array<string | undefined>) => {
+    const value = candidates.find((candidate) => candidate !== undefined && TOKEN.test(candidate));
+    if (value !== undefined) keys[name] = value;
+  };
+  // `_gcl_aw` is `GCL.<seconds>.<gclid>`; `_uetmsclkid` is `_uet<msclkid>` (platforms.md §6).
+  take('gclid', ids['gclid'], /^GCL\.\d+\.(.+)$/.exec(cookies['_gcl_aw'] ?? '')?.[1]);
+  take('gbraid', ids['gbraid']);
+  take('wbraid', ids['wbraid']);
+  take('epik', ids['epik'], cookies['_epik']);
+  take('scCid', ids['ScCid']);
+  take('scid', cookies['_scid']);
+  take('rdtCid', ids['rdt_cid']);
+  take('rdtUuid', cookies['_rdt_uuid']);
+  take('msclkid', ids['msclkid'], /^_uet(.+)$/.exec(cookies['_uetmsclkid'] ?? '')?.[1]);
+  take('uetvid', cookies['_uetvid']);
+  take('liFatId', ids['li_fat_id'], cookies['li_fat_id']);
+  return keys;
+}
+
+/**
+ * GA4's session id from the `_ga_<container>` cookie (`GS1.1.<session id>.…`, or the newer
+ * `GS2.1.s<session id>$o…`), when the page has exactly one: with several the event cannot say
+ * which GA4 property it belongs to.
+ */
+export function gaSessionIdOf(cookies: Record<string, string>): string | undefined {
+  const containers = Object.keys(cookies).filter((name) => GA_CONTAINER_COOKIE.test(name));
+  if (containers.length !== 1) return undefined;
+  const value = cookies[containers[0]!] ?? '';
+  const match =
+    /^GS1\.\d+\.(\d{1,20})\./.exec(value) ?? /^GS2\.\d+\.s(\d{1,20})(?:\$|$)/.exec(value);
+  return match?.[1];
 }

@@ -36,6 +36,19 @@ export const MATCH_KEY_FIELDS = [
   'ttp',
   'ga_client_id',
   'ga_session_id',
+  // Contract §18: each further platform's click id and cookie, under the names the platforms
+  // give them (the cookies with their leading underscore).
+  'gclid',
+  'gbraid',
+  'wbraid',
+  'epik',
+  'ScCid',
+  '_scid',
+  'rdt_cid',
+  '_rdt_uuid',
+  'msclkid',
+  '_uetvid',
+  'li_fat_id',
 ] as const;
 export type MatchKeyField = (typeof MATCH_KEY_FIELDS)[number];
 
@@ -67,6 +80,21 @@ FormatRegistry.Set('ip-address', isIpAddress);
  */
 const FBC = '^fb\\.\\d+\\.\\d+\\.\\S+$';
 const FBP = '^fb\\.\\d+\\.\\d+\\.\\S+$';
+
+/**
+ * A click id or a platform cookie (§18): an opaque token the platform made, kept and sent
+ * exactly as received. Only its shape is checked — no spaces or controls, a platform's length —
+ * since none of the platforms documents a format beyond that.
+ */
+const clickIdentifier = (description: string) =>
+  Type.Optional(
+    Type.String({
+      pattern: '^[\\x21-\\x7e]+$',
+      maxLength: 512,
+      errorMessage: 'must be the value as the platform set it (printable, no spaces)',
+      description,
+    }),
+  );
 
 export const MATCH_KEY_USER_DATA_PROPERTIES = {
   client_ip_address: Type.Optional(
@@ -123,6 +151,23 @@ export const MATCH_KEY_USER_DATA_PROPERTIES = {
         'GA4 session id: the session number from the `_ga_<container>` cookie. Sent as `session_id` (with `engagement_time_msec`), so GA4 attributes the event to the visit.',
     }),
   ),
+  gclid: clickIdentifier(
+    "Google Ads click id (the landing URL's `gclid`, or the `_gcl_aw` cookie's last part).",
+  ),
+  gbraid: clickIdentifier('Google Ads click id for iOS app-to-web measurement (`gbraid`).'),
+  wbraid: clickIdentifier('Google Ads click id for iOS web-to-app measurement (`wbraid`).'),
+  epik: clickIdentifier("Pinterest click id (the landing URL's `epik`, or the `_epik` cookie)."),
+  ScCid: clickIdentifier("Snapchat click id (the landing URL's `ScCid`)."),
+  _scid: clickIdentifier('Snapchat browser id cookie (`_scid`).'),
+  rdt_cid: clickIdentifier("Reddit click id (the landing URL's `rdt_cid`)."),
+  _rdt_uuid: clickIdentifier('Reddit browser id cookie (`_rdt_uuid`).'),
+  msclkid: clickIdentifier(
+    "Microsoft Advertising click id (the landing URL's `msclkid`, or the `_uetmsclkid` cookie without its `_uet` prefix).",
+  ),
+  _uetvid: clickIdentifier('Microsoft UET visitor id cookie (`_uetvid`).'),
+  li_fat_id: clickIdentifier(
+    "LinkedIn first-party ad tracking id (the landing URL's or cookie's `li_fat_id`).",
+  ),
 };
 
 export const ActionSourceSchema = Type.Optional(
@@ -160,6 +205,17 @@ export interface RawMatchKeys {
   ttp?: string;
   gaClientId?: string;
   gaSessionId?: string;
+  gclid?: string;
+  gbraid?: string;
+  wbraid?: string;
+  epik?: string;
+  scCid?: string;
+  scid?: string;
+  rdtCid?: string;
+  rdtUuid?: string;
+  msclkid?: string;
+  uetvid?: string;
+  liFatId?: string;
 }
 
 /** Each match key's name in `RawMatchKeys`. */
@@ -172,6 +228,17 @@ export const RAW_MATCH_KEY_NAME: Record<MatchKeyField, keyof RawMatchKeys> = {
   ttp: 'ttp',
   ga_client_id: 'gaClientId',
   ga_session_id: 'gaSessionId',
+  gclid: 'gclid',
+  gbraid: 'gbraid',
+  wbraid: 'wbraid',
+  epik: 'epik',
+  ScCid: 'scCid',
+  _scid: 'scid',
+  rdt_cid: 'rdtCid',
+  _rdt_uuid: 'rdtUuid',
+  msclkid: 'msclkid',
+  _uetvid: 'uetvid',
+  li_fat_id: 'liFatId',
 };
 
 /**

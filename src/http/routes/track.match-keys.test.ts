@@ -183,6 +183,58 @@ for (const kind of await testStores()) {
       });
     });
 
+    it("takes every platform's click id and cookie under its own name (contract §18)", async () => {
+      const clicks = {
+        gclid: 'Cj0KCQiA-gclid',
+        gbraid: '0AAAAA-gbraid',
+        wbraid: 'CjkK-wbraid',
+        epik: 'dj0yJnU9-epik',
+        ScCid: 'sc-click-1',
+        _scid: 'scid-cookie-1',
+        rdt_cid: 'rdt-click-1',
+        _rdt_uuid: '1732473730000.rdt-uuid',
+        msclkid: 'ms-click-1',
+        _uetvid: 'uetvid-1',
+        li_fat_id: 'li-fat-1',
+      };
+      const res = await h.track(acme, {
+        pixel_id: pixelId,
+        event_name: 'Purchase',
+        event_id: 'with-click-ids',
+        user_data: clicks,
+      });
+      assert.equal(res.statusCode, 200, res.body);
+      const r = await record(pixelId, 'with-click-ids');
+      assert.ok(r);
+      assert.deepEqual(
+        r.user_data,
+        Object.fromEntries(Object.entries(clicks).map(([k, v]) => [k, sha256(v)])),
+      );
+      assert.deepEqual(await raw('with-click-ids'), {
+        gclid: clicks.gclid,
+        gbraid: clicks.gbraid,
+        wbraid: clicks.wbraid,
+        epik: clicks.epik,
+        scCid: clicks.ScCid,
+        scid: clicks._scid,
+        rdtCid: clicks.rdt_cid,
+        rdtUuid: clicks._rdt_uuid,
+        msclkid: clicks.msclkid,
+        uetvid: clicks._uetvid,
+        liFatId: clicks.li_fat_id,
+      });
+      // A value no platform would have set is left out with a warning; the event is kept.
+      const spaced = await h.track(acme, {
+        pixel_id: pixelId,
+        event_name: 'Purchase',
+        user_data: { gclid: 'has a space', msclkid: 'ms-ok' },
+      });
+      assert.equal(spaced.statusCode, 200, spaced.body);
+      assert.deepEqual(spaced.json().warnings, [
+        'user_data.gclid dropped: must be the value as the platform set it (printable, no spaces)',
+      ]);
+    });
+
     it('takes match keys in each batch event, refusing a bad one in its slot only', async () => {
       const res = await h.request(acme, {
         method: 'POST',

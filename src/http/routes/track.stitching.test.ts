@@ -94,6 +94,38 @@ for (const kind of await testStores()) {
       assert.equal(keys?.ttclid, 'tt-click-1');
     });
 
+    it("carries the other platforms' click ids and cookies (contract §18) to a server event", async () => {
+      await visit('visitor-clicks', {
+        url: 'https://shop.example.com/?gclid=Cj0-g&ScCid=sc-1&rdt_cid=rd-1&li_fat_id=li-1',
+        ids: { gclid: 'Cj0-g', gbraid: 'gb-1', ScCid: 'sc-1', rdt_cid: 'rd-1', li_fat_id: 'li-1' },
+        cookies: {
+          _epik: 'ep-cookie',
+          _scid: 'scid-cookie',
+          _rdt_uuid: 'rdt-uuid',
+          _uetvid: 'uet-vid',
+          _uetmsclkid: '_uetms-click',
+          _ga_ABC123: 'GS1.1.1732473730.4.1.1732473800.0.0.0',
+        },
+      });
+      const { eventId, record } = await purchase(acme, { anonymous_id: 'visitor-clicks' });
+      for (const field of ['gclid', 'gbraid', 'epik', 'ScCid', '_scid', 'rdt_cid', '_rdt_uuid']) {
+        assert.ok(record.match_quality.enriched.includes(field), field);
+        assert.match(record.user_data[field], /^[0-9a-f]{64}$/, field);
+      }
+      const keys = await raw(eventId);
+      assert.equal(keys?.gclid, 'Cj0-g');
+      assert.equal(keys?.gbraid, 'gb-1');
+      assert.equal(keys?.epik, 'ep-cookie');
+      assert.equal(keys?.scCid, 'sc-1');
+      assert.equal(keys?.scid, 'scid-cookie');
+      assert.equal(keys?.rdtCid, 'rd-1');
+      assert.equal(keys?.rdtUuid, 'rdt-uuid');
+      assert.equal(keys?.msclkid, 'ms-click');
+      assert.equal(keys?.uetvid, 'uet-vid');
+      assert.equal(keys?.liFatId, 'li-1');
+      assert.equal(keys?.gaSessionId, '1732473730');
+    });
+
     it("keeps the server event's own values", async () => {
       await visit('visitor-b');
       const { eventId, record } = await purchase(acme, {

@@ -755,7 +755,7 @@ export interface components {
              */
             anonymous_id?: string;
         };
-        /** @description User attributes for matching. Every value is normalised and SHA-256-hashed before it is stored; a value that already is 64 lowercase hex characters is taken as a hash and kept as sent. The match keys (`client_ip_address`, `client_user_agent`, `fbc`, `fbp`, `ttclid`, `ttp`, `ga_client_id`, `ga_session_id`) are hashed as sent in the record; their raw values are kept apart, only for forwarding, for at most 7 days after the event's `timestamp`. A string that fails its format check (a phone not in E.164, a country not alpha-2, an email without `@`, a value too long …) does not fail the event: it is left out, the answer's `warnings` says why, and the record lists it in `dropped`. A value that is not a string, or an unknown key, is still a 400. */
+        /** @description User attributes for matching. Every value is normalised and SHA-256-hashed before it is stored; a value that already is 64 lowercase hex characters is taken as a hash and kept as sent. The match keys (`client_ip_address`, `client_user_agent`, `fbc`, `fbp`, `ttclid`, `ttp`, `ga_client_id`, `ga_session_id`, and the click ids and cookies `gclid`, `gbraid`, `wbraid`, `epik`, `ScCid`, `_scid`, `rdt_cid`, `_rdt_uuid`, `msclkid`, `_uetvid`, `li_fat_id`) are hashed as sent in the record; their raw values are kept apart, only for forwarding, for at most 7 days after the event's `timestamp`. A string that fails its format check (a phone not in E.164, a country not alpha-2, an email without `@`, a value too long …) does not fail the event: it is left out, the answer's `warnings` says why, and the record lists it in `dropped`. A value that is not a string, or an unknown key, is still a 400. */
         UserData: {
             /** @description Email address. Normalised (trimmed, lower-cased) and SHA-256-hashed. */
             email?: string;
@@ -794,6 +794,28 @@ export interface components {
             ga_client_id?: string;
             /** @description GA4 session id: the session number from the `_ga_<container>` cookie. Sent as `session_id` (with `engagement_time_msec`), so GA4 attributes the event to the visit. */
             ga_session_id?: string;
+            /** @description Google Ads click id (the landing URL's `gclid`, or the `_gcl_aw` cookie's last part). */
+            gclid?: string;
+            /** @description Google Ads click id for iOS app-to-web measurement (`gbraid`). */
+            gbraid?: string;
+            /** @description Google Ads click id for iOS web-to-app measurement (`wbraid`). */
+            wbraid?: string;
+            /** @description Pinterest click id (the landing URL's `epik`, or the `_epik` cookie). */
+            epik?: string;
+            /** @description Snapchat click id (the landing URL's `ScCid`). */
+            ScCid?: string;
+            /** @description Snapchat browser id cookie (`_scid`). */
+            _scid?: string;
+            /** @description Reddit click id (the landing URL's `rdt_cid`). */
+            rdt_cid?: string;
+            /** @description Reddit browser id cookie (`_rdt_uuid`). */
+            _rdt_uuid?: string;
+            /** @description Microsoft Advertising click id (the landing URL's `msclkid`, or the `_uetmsclkid` cookie without its `_uet` prefix). */
+            msclkid?: string;
+            /** @description Microsoft UET visitor id cookie (`_uetvid`). */
+            _uetvid?: string;
+            /** @description LinkedIn first-party ad tracking id (the landing URL's or cookie's `li_fat_id`). */
+            li_fat_id?: string;
         };
         /**
          * @example {
