@@ -103,7 +103,7 @@ async function startPlatform(): Promise<{
   events: unknown[];
   duplicates: () => number;
   env: Record<string, string>;
-  destination: Record<string, string>;
+  destination: Record<string, unknown>;
   personOf: (event: unknown) => string;
 }> {
   const server = await STAND_INS[platform]();
@@ -112,7 +112,13 @@ async function startPlatform(): Promise<{
     server,
     events: server.events,
     duplicates: server.duplicates,
-    env: { [PLATFORM_MODULES[platform].baseUrl.env]: server.baseUrl },
+    env: {
+      [PLATFORM_MODULES[platform].baseUrl.env]: server.baseUrl,
+      // A platform whose access token the service obtains gets it from the stand-in too.
+      ...(server.tokenUrl !== undefined && {
+        [PLATFORM_MODULES[platform].auth!.tokenUrl.env]: server.tokenUrl,
+      }),
+    },
     destination: server.config,
     personOf: server.personOf,
   };

@@ -4,6 +4,7 @@
  */
 import { PLATFORMS, type Platform } from '../../src/domain/forwarding/platforms/registry.ts';
 import { startGa4Server } from './ga4-server.ts';
+import { startGoogleAdsServer } from './google-ads-server.ts';
 import { startMetaServer } from './meta-server.ts';
 import { startPinterestServer } from './pinterest-server.ts';
 import { startRedditServer } from './reddit-server.ts';
@@ -18,7 +19,9 @@ export interface StandIn {
   /** Events it was sent again and deduplicated. */
   duplicates(): number;
   /** The config of a destination that reaches it. */
-  config: Record<string, string>;
+  config: Record<string, unknown>;
+  /** Its OAuth token URL, for a platform whose module declares `auth`. */
+  tokenUrl?: string;
   /** What a website event needs in `user_data` for this platform, beyond email, IP and UA. */
   userData(person: string): Record<string, string>;
   /** The bench's name of a person, read back from an accepted event. */
@@ -40,6 +43,15 @@ export function baseUrlsFor(
     Platform,
     string
   >;
+}
+
+/** The token URLs of the stand-ins that have one (`TRACKWAY_<…>_OAUTH_URL`). */
+export function tokenUrlsOf(
+  standIns: Partial<Record<Platform, StandIn>>,
+): Partial<Record<Platform, string>> {
+  return Object.fromEntries(
+    Object.entries(standIns).flatMap(([type, s]) => (s?.tokenUrl ? [[type, s.tokenUrl]] : [])),
+  );
 }
 
 const byEventId = (e: unknown) => String((e as { event_id: string }).event_id);
@@ -123,6 +135,26 @@ export const STAND_INS: Record<Platform, () => Promise<StandIn>> = {
       // Reddit keeps our event id as the conversion id.
       personOf: (e) =>
         String((e as { metadata: { conversion_id: string } }).metadata.conversion_id),
+      keepsEventId: true,
+      close: () => server.close(),
+    };
+  },
+  google_ads: async () => {
+    const server = await startGoogleAdsServer();
+    const [purchase, lead, view] = [...server.conversionActions];
+    return {
+      baseUrl: server.url,
+      tokenUrl: server.tokenUrl,
+      events: server.events as unknown[],
+      duplicates: () => server.duplicates,
+      config: {
+        customer_id: server.customerId,
+        conversion_actions: { Purchase: purchase, Lead: lead, PageView: view },
+        oauth: server.oauth,
+      },
+      userData: () => ({}),
+      // Google keeps our event id as the transaction id.
+      personOf: (e) => String((e as { transactionId: string }).transactionId),
       keepsEventId: true,
       close: () => server.close(),
     };

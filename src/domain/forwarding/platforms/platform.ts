@@ -113,12 +113,20 @@ export interface PlatformModule {
   readonly config: {
     /** The destination's `config`, with its secrets; validates, types and documents it. */
     readonly schema: TObject;
-    /** Write-only fields: masked as `****` + last 4 in every answer. */
+    /**
+     * Write-only fields: masked as `****` + last 4 in every answer; a dotted path names a field
+     * of an object (`oauth.refresh_token`).
+     */
     readonly secrets: readonly string[];
     /** Fields the platform checks before it takes events: changing one resumes a suspension. */
     readonly credentials: readonly string[];
     /** The dashboard's form, in order. */
     readonly form: readonly ConfigField[];
+    /**
+     * What the schema cannot say (one of two fields, a key that must parse): the field at
+     * fault and why, or null. Checked after the schema, when a destination is saved.
+     */
+    check?(config: Record<string, unknown>): { field: string; message: string } | null;
   };
   /** The base-URL setting (tests point it at a local stand-in). */
   readonly baseUrl: UrlSetting;

@@ -5,6 +5,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { ga4 } from './ga4/index.ts';
+import { googleAds } from './google_ads/index.ts';
 import { meta } from './meta/index.ts';
 import { pinterest } from './pinterest/index.ts';
 import type { PlatformModule } from './platform.ts';
@@ -19,6 +20,7 @@ export const PLATFORM_MODULES = {
   pinterest,
   snapchat,
   reddit,
+  google_ads: googleAds,
 } as const satisfies Record<string, PlatformModule>;
 
 export type Platform = keyof typeof PLATFORM_MODULES;
