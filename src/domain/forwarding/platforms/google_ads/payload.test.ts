@@ -306,7 +306,7 @@ describe('Google Ads (Data Manager API) payload', () => {
     const ok = await verdictOf(build(config));
     assert.equal(ok.kind, 'success');
     assert.equal(
-      (ok as { receipt: { requestId: string } }).receipt.requestId,
+      (ok as { receipt: Record<string, unknown> }).receipt['requestId'],
       google.requestIds.at(-1),
     );
     google.mode = 'throttled';
