@@ -10,7 +10,11 @@ import { after, before, describe, it } from 'node:test';
 import { type Harness, startHarness, type TestAccount, testStores } from '../../test/harness.ts';
 import { testLogger } from '../../test/log-capture.ts';
 import { STAND_INS, type StandIn, tokenUrlsOf } from '../../test/platforms/stand-ins.ts';
-import { PLATFORMS, type Platform } from '../domain/forwarding/platforms/registry.ts';
+import {
+  PLATFORM_MODULES,
+  PLATFORMS,
+  type Platform,
+} from '../domain/forwarding/platforms/registry.ts';
 import { systemClock } from '../domain/ports.ts';
 import { type AccessTokens, createAccessTokens } from './access-tokens.ts';
 import { ForwardingWorker } from './forwarding-worker.ts';
@@ -117,6 +121,11 @@ for (const kind of await testStores()) {
         });
         assert.equal(test.statusCode, 200, test.body);
         assert.equal(test.json().ok, true, test.body);
+        if (PLATFORM_MODULES[type].testMode === false) {
+          // No test mode: built and checked, not sent (a live conversion is never a "test").
+          assert.equal(test.json().status_code, null, test.body);
+          assert.equal(standIn.events.length, events.length);
+        }
       });
     }
   });

@@ -5,6 +5,7 @@
 import { PLATFORMS, type Platform } from '../../src/domain/forwarding/platforms/registry.ts';
 import { startGa4Server } from './ga4-server.ts';
 import { startGoogleAdsServer } from './google-ads-server.ts';
+import { startLinkedinServer } from './linkedin-server.ts';
 import { startMetaServer } from './meta-server.ts';
 import { startPinterestServer } from './pinterest-server.ts';
 import { startRedditServer } from './reddit-server.ts';
@@ -155,6 +156,25 @@ export const STAND_INS: Record<Platform, () => Promise<StandIn>> = {
       userData: () => ({}),
       // Google keeps our event id as the transaction id.
       personOf: (e) => String((e as { transactionId: string }).transactionId),
+      keepsEventId: true,
+      close: () => server.close(),
+    };
+  },
+  linkedin: async () => {
+    const server = await startLinkedinServer();
+    const [purchase, lead, view] = [...server.rules];
+    return {
+      baseUrl: server.url,
+      tokenUrl: server.tokenUrl,
+      events: server.events as unknown[],
+      duplicates: () => server.duplicates,
+      config: {
+        ad_account_id: server.adAccountId,
+        conversion_rules: { Purchase: purchase, Lead: lead, PageView: view },
+        oauth: server.oauth,
+      },
+      userData: () => ({}),
+      personOf: (e) => String((e as { eventId: string }).eventId),
       keepsEventId: true,
       close: () => server.close(),
     };

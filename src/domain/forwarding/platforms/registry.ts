@@ -6,6 +6,7 @@
 import { Type } from '@sinclair/typebox';
 import { ga4 } from './ga4/index.ts';
 import { googleAds } from './google_ads/index.ts';
+import { linkedin } from './linkedin/index.ts';
 import { meta } from './meta/index.ts';
 import { pinterest } from './pinterest/index.ts';
 import type { PlatformModule } from './platform.ts';
@@ -21,6 +22,7 @@ export const PLATFORM_MODULES = {
   snapchat,
   reddit,
   google_ads: googleAds,
+  linkedin,
 } as const satisfies Record<string, PlatformModule>;
 
 export type Platform = keyof typeof PLATFORM_MODULES;
