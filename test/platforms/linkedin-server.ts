@@ -7,8 +7,8 @@
  *   and refresh token it issued: `{access_token, expires_in}`; else 400/401 `invalid_grant` /
  *   `invalid_client`;
  * - `POST /rest/conversionEvents` with `Authorization: Bearer <token it issued, not expired>`
- *   (else 401), `LinkedIn-Version: YYYYMM` at most 12 months old and not ahead of today (else
- *   426 NONEXISTENT_VERSION / VERSION_MISSING 400), `X-Restli-Protocol-Version: 2.0.0`,
+ *   (else 401), `LinkedIn-Version: YYYYMM` less than 12 months old and not ahead of today (else
+ *   426 NONEXISTENT_VERSION / VERSION_MISSING 400; 202511 was sunset on 2026-11-16), `X-Restli-Protocol-Version: 2.0.0`,
  *   `X-RestLi-Method: BATCH_CREATE` with `{elements: [1..5000]}`;
  * - each element: `conversion` = `urn:lla:llaPartnerConversion:<a rule of its ad account>`,
  *   `conversionHappenedAt` epoch ms within 90 days, `eventId`, `conversionValue`
@@ -58,7 +58,7 @@ const restliError = (status: number, message: string, code?: string): Answer => 
   body: { status, message, ...(code ? { code } : {}) },
 });
 
-/** Whether `YYYYMM` is a version LinkedIn serves today: released, and at most 12 months old. */
+/** Whether `YYYYMM` is a version LinkedIn serves today: released, and less than 12 months old. */
 function versionProblem(version: string | undefined, now: Date): Answer | undefined {
   if (version === undefined)
     return restliError(400, 'A version must be present', 'VERSION_MISSING');
@@ -66,7 +66,7 @@ function versionProblem(version: string | undefined, now: Date): Answer | undefi
   if (!m) return restliError(400, `Invalid version ${version}`, 'INVALID_VERSION');
   const months = Number(m[1]) * 12 + Number(m[2]) - 1;
   const current = now.getUTCFullYear() * 12 + now.getUTCMonth();
-  if (months > current || current - months > 12) {
+  if (months > current || current - months >= 12) {
     return restliError(426, `Requested version ${version} is not active`, 'NONEXISTENT_VERSION');
   }
   return undefined;
