@@ -5,6 +5,7 @@
 import { PLATFORMS, type Platform } from '../../src/domain/forwarding/platforms/registry.ts';
 import { startGa4Server } from './ga4-server.ts';
 import { startGoogleAdsServer } from './google-ads-server.ts';
+import type { PlatformServer, ReceivedRequest } from './http-server.ts';
 import { startLinkedinServer } from './linkedin-server.ts';
 import { startMetaServer } from './meta-server.ts';
 import { startPinterestServer } from './pinterest-server.ts';
@@ -29,7 +30,29 @@ export interface StandIn {
   personOf(event: unknown): string;
   /** Whether the platform keeps our event id (else events are told apart by the person). */
   keepsEventId: boolean;
+  /**
+   * The switches the fault suites turn (test/forwarding-stand-ins.faults.test.ts), for the
+   * stand-ins that have them.
+   */
+  faults?: StandInFaults;
   close(): Promise<void>;
+}
+
+export interface StandInFaults {
+  /** The server: its mode (`down`, `hang`, `throttled`), held and hanging requests. */
+  server: Pick<
+    PlatformServer,
+    'holdIf' | 'held' | 'inFlight' | 'release' | 'requests' | 'waitFor'
+  > & {
+    mode: string;
+    hangIf?: PlatformServer['hangIf'];
+  };
+  /** The event ids a request to it carried. */
+  idsIn(request: ReceivedRequest): string[];
+  /** Refuse this event as the platform refuses an invalid one (null: none). */
+  poison(eventId: string | null): void;
+  /** Refuse the credentials (a revoked grant or token) until turned off. */
+  refuseCredentials(on: boolean): void;
 }
 
 /**
@@ -157,6 +180,22 @@ export const STAND_INS: Record<Platform, () => Promise<StandIn>> = {
       // Google keeps our event id as the transaction id.
       personOf: (e) => String((e as { transactionId: string }).transactionId),
       keepsEventId: true,
+      faults: {
+        server,
+        idsIn: (r) =>
+          (
+            (r.json as { events?: Array<{ transactionId?: string }> } | undefined)?.events ?? []
+          ).map((e) => String(e.transactionId)),
+        poison(eventId) {
+          if (eventId === null) delete server.rejectEvent;
+          else
+            server.rejectEvent = (e) => (e['transactionId'] === eventId ? 'poisoned' : undefined);
+        },
+        refuseCredentials(on) {
+          server.refuseGrants = on;
+          if (on) server.expireTokens();
+        },
+      },
       close: () => server.close(),
     };
   },
@@ -176,6 +215,21 @@ export const STAND_INS: Record<Platform, () => Promise<StandIn>> = {
       userData: () => ({}),
       personOf: (e) => String((e as { eventId: string }).eventId),
       keepsEventId: true,
+      faults: {
+        server,
+        idsIn: (r) =>
+          ((r.json as { elements?: Array<{ eventId?: string }> } | undefined)?.elements ?? []).map(
+            (e) => String(e.eventId),
+          ),
+        poison(eventId) {
+          if (eventId === null) delete server.rejectEvent;
+          else server.rejectEvent = (e) => (e['eventId'] === eventId ? 'poisoned' : undefined);
+        },
+        refuseCredentials(on) {
+          server.refuseGrants = on;
+          if (on) server.expireTokens();
+        },
+      },
       close: () => server.close(),
     };
   },
