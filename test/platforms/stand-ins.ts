@@ -24,6 +24,10 @@ export interface StandIn {
   config: Record<string, unknown>;
   /** Its OAuth token URL, for a platform whose module declares `auth`. */
   tokenUrl?: string;
+  /** Makes the access tokens it issued expire: the next request with one gets a 401. */
+  expireTokens?(): void;
+  /** Access tokens it issued so far. */
+  tokensIssued?(): number;
   /** What a website event needs in `user_data` for this platform, beyond email, IP and UA. */
   userData(person: string): Record<string, string>;
   /** The bench's name of a person, read back from an accepted event. */
@@ -169,6 +173,8 @@ export const STAND_INS: Record<Platform, () => Promise<StandIn>> = {
     return {
       baseUrl: server.url,
       tokenUrl: server.tokenUrl,
+      expireTokens: () => server.expireTokens(),
+      tokensIssued: () => server.tokensIssued.refresh_token + server.tokensIssued.jwt_bearer,
       events: server.events as unknown[],
       duplicates: () => server.duplicates,
       config: {
@@ -205,6 +211,8 @@ export const STAND_INS: Record<Platform, () => Promise<StandIn>> = {
     return {
       baseUrl: server.url,
       tokenUrl: server.tokenUrl,
+      expireTokens: () => server.expireTokens(),
+      tokensIssued: () => server.tokensIssued,
       events: server.events as unknown[],
       duplicates: () => server.duplicates,
       config: {
