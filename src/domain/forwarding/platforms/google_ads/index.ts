@@ -72,10 +72,10 @@ export const googleAds: PlatformModule = {
   eventName: (eventName, overrides) => ({ name: overrides?.[eventName] ?? eventName }),
   userData: (raw, contact) => {
     const { hashes, location } = googleAdsUserData(raw, contact);
-    return {
-      hashes: hashes as Record<string, string>,
-      location: location as Record<string, string>,
-    };
+    // Nothing stored apart when there is no address part to keep.
+    return Object.keys(location).length === 0
+      ? { hashes: hashes as Record<string, string> }
+      : { hashes: hashes as Record<string, string>, location: location as Record<string, string> };
   },
   build: (events, config, options) =>
     // Configs were validated against the schema when the destination was saved.
