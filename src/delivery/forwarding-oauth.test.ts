@@ -82,7 +82,10 @@ for (const kind of await testStores()) {
         },
       });
       assert.equal(created.statusCode, 201, created.body);
-      return { pixel, destination: created.json() as { id: string; config: Record<string, unknown> } };
+      return {
+        pixel,
+        destination: created.json() as { id: string; config: Record<string, unknown> },
+      };
     };
     const track = async (pixel: string, ids: string[]) => {
       const res = await h.request(acme, {
