@@ -393,8 +393,17 @@ export const median = (values: number[]): number => {
 };
 
 /** Runs `load` and returns its result with the CPU the processes `pids` spent per request. */
+/** `pids` and their child processes (a `serve` with TRACKWAY_PROCESSES > 1 forks its own). */
+export function withChildren(pids: number[]): number[] {
+  return pids.flatMap((pid) => {
+    const run = spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' });
+    return [pid, ...run.stdout.split('\n').filter(Boolean).map(Number)];
+  });
+}
+
 export async function withCpu(pids: number[], load: () => Promise<LoadResult>): Promise<Run> {
-  const spent = () => pids.reduce((sum, pid) => sum + cpuMs(pid), 0);
+  const tree = withChildren(pids);
+  const spent = () => tree.reduce((sum, pid) => sum + cpuMs(pid), 0);
   const before = spent();
   const result = await load();
   return { result, cpuPerRequest: ((spent() - before) * 1000) / Math.max(1, result.requests) };
@@ -483,7 +492,8 @@ export async function startBenchService(
    */
   entry: string[] = [BIN, 'serve'],
 ): Promise<BenchService> {
-  const base = { DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', ...env };
+  // One HTTP process per `serve` unless `env` asks for more (TRACKWAY_PROCESSES).
+  const base = { DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', TRACKWAY_PROCESSES: '1', ...env };
   // Made before the server starts, so the SQLite first-run account is never created.
   const made = JSON.parse(
     cli(['accounts', 'create', '--name', 'Bench', '--plan', 'enterprise', '--json'], base),

@@ -13,6 +13,10 @@
  *   postgres        one process, PostgreSQL (rate limits in process)
  *   postgres-redis  one process, PostgreSQL + Redis
  *   cluster         two processes on PostgreSQL + Redis, each loaded with half the connections
+ *   sqlite-2        two `serve` instances on one SQLite file, each loaded with half the connections
+ *   postgres-2p     one `serve` with TRACKWAY_PROCESSES=2 on PostgreSQL (limits via the primary)
+ *   postgres-redis-2p  the same with Redis (CPU summed over the primary and its processes;
+ *                   compare with --no-pin: pinned, both share the server core)
  *   sqlite-raw-http an experiment (issue 21), not the product: bench/raw-track-server.mjs, the
  *                   same start-up, store and route code on SQLite with POST /v1/track answered
  *                   by bare node:http instead of Fastify (every other route still Fastify's)
@@ -72,6 +76,7 @@ import {
   startBenchService,
   startProcess,
   table,
+  withChildren,
   withCpu,
   withSchema,
 } from './lib.ts';
@@ -84,6 +89,9 @@ const MODES = [
   'sqlite-raw-http',
   'sqlite-collect',
   'postgres-redis-collect',
+  'postgres-2p',
+  'postgres-redis-2p',
+  'sqlite-2',
 ] as const;
 type Mode = (typeof MODES)[number];
 
@@ -156,7 +164,10 @@ async function loadable(pids: number[], targets: LoadOptions[]): Promise<Loadabl
       server.answered += measured.result.requests;
       return measured;
     },
-    rss: () => pids.map((pid) => peakRssMb(pid)).join(' + '),
+    rss: () =>
+      withChildren(pids)
+        .map((pid) => peakRssMb(pid))
+        .join(' + '),
   };
   return server;
 }
@@ -306,6 +317,13 @@ async function withMode<T>(
       return withSchema((url) => start(url, redisEnv));
     case 'cluster':
       return withSchema((url) => start(url, redisEnv, 2));
+    case 'sqlite-2':
+      // Two instances on one file (what TRACKWAY_PROCESSES=2 would be on SQLite; refused).
+      return start(`sqlite:${join(dir, 'bench-2.db')}`, {}, 2);
+    case 'postgres-2p':
+      return withSchema((url) => start(url, { TRACKWAY_PROCESSES: '2' }));
+    case 'postgres-redis-2p':
+      return withSchema((url) => start(url, { ...redisEnv, TRACKWAY_PROCESSES: '2' }));
     case 'sqlite-raw-http':
       return start(`sqlite:${join(dir, 'bench-raw.db')}`, {}, 1, [RAW_TRACK]);
     case 'sqlite-filled':
@@ -328,6 +346,9 @@ const LABELS: Record<Mode, string> = {
   'sqlite-raw-http': "node:http + Trackway's domain and SQLite store (no Fastify)",
   'sqlite-collect': 'trackway, SQLite, 1 process, POST /v1/collect (browser)',
   'postgres-redis-collect': 'trackway, PostgreSQL + Redis, 1 process, POST /v1/collect',
+  'postgres-2p': 'trackway, PostgreSQL, TRACKWAY_PROCESSES=2 (limits via the primary)',
+  'sqlite-2': 'trackway, SQLite, 2 instances on one file, half the connections each',
+  'postgres-redis-2p': 'trackway, PostgreSQL + Redis, TRACKWAY_PROCESSES=2',
 };
 
 /** One table row from a server's rounds: medians, and the median of its per-round ratios. */

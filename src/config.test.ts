@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { ConfigError, configurationTable, loadConfig } from './config.ts';
+import { ConfigError, configurationTable, loadConfig, processesFor } from './config.ts';
 import { PLATFORM_MODULES, PLATFORMS } from './domain/forwarding/platforms/registry.ts';
 import { maskCredentials } from './redact.ts';
 
@@ -46,6 +46,7 @@ describe('loadConfig', () => {
       worker: true,
       trustProxy: false,
       rateLimits: true,
+      processes: 'auto',
     });
   });
 
@@ -118,6 +119,21 @@ describe('loadConfig', () => {
     ]);
     assert.match(refused({ TRACKWAY_TRUST_PROXY: '10.0.0.0/33' }), /^TRACKWAY_TRUST_PROXY must be/);
     assert.match(refused({ TRACKWAY_TRUST_PROXY: 'loadbalancer' }), /^TRACKWAY_TRUST_PROXY/);
+  });
+
+  it('reads TRACKWAY_PROCESSES: auto is one per core on PostgreSQL and one on SQLite', () => {
+    const pg = { DATABASE_URL: 'postgres://db/tw' };
+    assert.equal(processesFor(loadConfig(pg), 8), 8);
+    assert.equal(processesFor(loadConfig({}), 8), 1, 'SQLite: one writer');
+    assert.equal(processesFor(loadConfig({ ...pg, TRACKWAY_PROCESSES: '1' }), 8), 1);
+    assert.equal(processesFor(loadConfig({ ...pg, TRACKWAY_PROCESSES: '3' }), 8), 3);
+    assert.equal(processesFor(loadConfig({ TRACKWAY_PROCESSES: '1' }), 8), 1);
+    assert.match(refused({ ...pg, TRACKWAY_PROCESSES: '0' }), /^TRACKWAY_PROCESSES must be/);
+    assert.match(refused({ ...pg, TRACKWAY_PROCESSES: 'all' }), /^TRACKWAY_PROCESSES must be/);
+    assert.match(
+      refused({ TRACKWAY_PROCESSES: '2' }),
+      /^TRACKWAY_PROCESSES must be 1 or auto with SQLite/,
+    );
   });
 
   it("is the README's configuration table", () => {

@@ -149,6 +149,11 @@ function retrySchedule(raw: string): number[] {
   return steps;
 }
 
+function processCount(raw: string): number | 'auto' {
+  if (raw === 'auto') return 'auto';
+  return integerIn(1, 256)(raw);
+}
+
 function logLevel(raw: string): LogLevel {
   if (!(LOG_LEVELS as readonly string[]).includes(raw)) throw new Error('not a level');
   return raw as LogLevel;
@@ -275,6 +280,15 @@ export const ConfigSchema = Type.Object({
     },
     trustedProxies,
   ),
+  TRACKWAY_PROCESSES: setting(
+    {
+      default: 'auto',
+      description:
+        'HTTP processes `serve` runs (node:cluster, one port): `auto` is one per core on PostgreSQL and one on SQLite (one writer: docs/decisions.md); `1` is a single process',
+      accepts: 'auto or an integer from 1 to 256 (1 with SQLite)',
+    },
+    processCount,
+  ),
   TRACKWAY_RATE_LIMITS: setting(
     {
       default: 'on',
@@ -305,6 +319,8 @@ export interface Config {
   worker: boolean;
   trustProxy: TrustedProxies;
   rateLimits: boolean;
+  /** `serve`'s HTTP processes as asked: `auto` is decided by `processesFor` at start. */
+  processes: number | 'auto';
 }
 
 function fromSettings(s: Settings): Config {
@@ -339,6 +355,7 @@ function fromSettings(s: Settings): Config {
     worker: s.TRACKWAY_WORKER,
     trustProxy: s.TRACKWAY_TRUST_PROXY,
     rateLimits: s.TRACKWAY_RATE_LIMITS,
+    processes: s.TRACKWAY_PROCESSES,
   };
 }
 
@@ -352,8 +369,9 @@ export function loadConfig(env: Env = process.env): Config {
     if (raw !== undefined && raw !== '') given[name] = raw;
   }
   const input = Value.Default(ConfigSchema, given);
+  let config: Config;
   try {
-    return fromSettings(Value.Decode(ConfigSchema, input));
+    config = fromSettings(Value.Decode(ConfigSchema, input));
   } catch (error) {
     if (error instanceof TransformDecodeError) {
       const name = error.path.replace(/^\//, '');
@@ -364,6 +382,25 @@ export function loadConfig(env: Env = process.env): Config {
     }
     throw error;
   }
+  // One writer per SQLite file, and its live tail and WAL flushes are in-process
+  // (storage/sqlite): several processes on one file would serialise on its lock and miss each
+  // other's commits on live-tail streams.
+  if (config.database.kind === 'sqlite' && config.processes !== 'auto' && config.processes > 1) {
+    throw new ConfigError(
+      `TRACKWAY_PROCESSES must be 1 or auto with SQLite (one writer per file), got "${config.processes}": use PostgreSQL for more processes`,
+    );
+  }
+  return config;
+}
+
+/**
+ * How many HTTP processes `serve` runs on a machine with `cores` cores: `auto` is one per core
+ * on PostgreSQL and one on SQLite, whose single writer gains nothing from more
+ * (docs/decisions.md, "Ingest on every core").
+ */
+export function processesFor(config: Config, cores: number): number {
+  if (config.processes !== 'auto') return config.processes;
+  return config.database.kind === 'sqlite' ? 1 : Math.max(1, cores);
 }
 
 /** Whether start-up failures print their stack: only when an operator asked for debug logs. */

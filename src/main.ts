@@ -4,6 +4,7 @@
 
 import { lookup } from 'node:dns/promises';
 import type { Logger } from 'pino';
+import { AggregatorRegistry } from 'prom-client';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { createAccessTokens } from './delivery/access-tokens.ts';
 import { ForwardingWorker } from './delivery/forwarding-worker.ts';
@@ -22,7 +23,7 @@ import { createLogger } from './logger.ts';
 import { FailOpenRateLimiter } from './rate-limit/fail-open.ts';
 import { MemoryRateLimiter } from './rate-limit/memory.ts';
 import { connectRedis, RedisRateLimiter, redisReady, redisTarget } from './rate-limit/redis.ts';
-import { RedisStreamSlots } from './rate-limit/stream-slots.ts';
+import { RedisStreamSlots, type StreamSlots } from './rate-limit/stream-slots.ts';
 import { openStore } from './storage/index.ts';
 
 export interface RunningServer {
@@ -153,12 +154,14 @@ export async function createRateLimiter(
   config: Config,
   logger: Logger,
   metrics?: Pick<Metrics, 'rateLimitFallback'>,
+  /** The count without Redis: this process's own, or (several processes) the primary's. */
+  local: RateLimiter = new MemoryRateLimiter(),
 ): Promise<RateLimiter | null> {
   if (!config.rateLimits) {
     logger.warn('TRACKWAY_RATE_LIMITS=off: requests are not rate limited (benchmarks only)');
     return null;
   }
-  if (config.redisUrl === undefined) return new MemoryRateLimiter();
+  if (config.redisUrl === undefined) return local;
   const redis = connectRedis(config.redisUrl);
   // Start even when Redis is not there (fail open), but give it a moment first.
   const ready = await redisReady(redis, 2_000);
@@ -168,7 +171,7 @@ export async function createRateLimiter(
       `Redis at ${target} not reachable at start: rate limits are per instance until it answers`,
     );
   }
-  return new FailOpenRateLimiter(new RedisRateLimiter(redis), new MemoryRateLimiter(), logger, {
+  return new FailOpenRateLimiter(new RedisRateLimiter(redis), local, logger, {
     degraded: !ready,
     target,
     ...(metrics && { fallback: metrics.rateLimitFallback }),
@@ -234,6 +237,11 @@ export async function startServer(
     out?: (text: string) => void;
     /** The banner as one JSON object (`trackway serve --json`). */
     json?: boolean;
+    /**
+     * One of several HTTP processes (TRACKWAY_PROCESSES): limits and live-tail stream slots
+     * counted by the primary for all of them, where Redis does not count them.
+     */
+    shared?: RateLimiter & StreamSlots & { metrics(): Promise<string> };
   } = {},
 ): Promise<RunningServer> {
   const logger = options.logger ?? createLogger(config.logLevel);
@@ -261,6 +269,11 @@ export async function startServer(
     await store.migrate();
     const first = await firstRun(config, store);
     const metrics = createMetrics({ logger });
+    if (options.shared) {
+      // The primary asks every process for these when a scrape comes (prom-client's protocol).
+      AggregatorRegistry.setRegistries([metrics.registry]);
+      new AggregatorRegistry();
+    }
     const worker = config.worker
       ? startWorker(config, store, logger, { metrics, commits })
       : undefined;
@@ -288,10 +301,11 @@ export async function startServer(
       },
     );
     opened.push(stopSweep);
-    const rateLimiter = await createRateLimiter(config, logger, metrics);
+    const rateLimiter = await createRateLimiter(config, logger, metrics, options.shared);
     if (rateLimiter) opened.push(() => rateLimiter.close());
-    // Live-tail streams per account (contract §21): counted across instances in Redis.
-    let streamSlots: RedisStreamSlots | undefined;
+    // Live-tail streams per account (contract §21): counted across instances in Redis, else by
+    // the primary of several processes, else in this process.
+    let streamSlots: StreamSlots | undefined = options.shared;
     if (config.redisUrl !== undefined) {
       const redis = connectRedis(config.redisUrl);
       opened.push(async () => {
@@ -321,6 +335,7 @@ export async function startServer(
       rateLimiter,
       commits,
       ...(streamSlots && { streamSlots }),
+      ...(options.shared && { metricsText: () => options.shared!.metrics() }),
     });
     opened.push(() => app.close());
     let address: string;

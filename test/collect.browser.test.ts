@@ -241,7 +241,8 @@ for (const kind of await testStores()) {
       assert.equal(record.source, 'server');
       assert.deepEqual(
         [...record.match_quality.enriched].sort(),
-        ['client_ip_address', 'client_user_agent', 'fbc', 'fbp'].sort(),
+        // The landing URL's gclid too (contract §18), for a Google Ads destination.
+        ['client_ip_address', 'client_user_agent', 'fbc', 'fbp', 'gclid'].sort(),
       );
       // Browser events went the same way: the PageView reached Meta too.
       await waitUntil(

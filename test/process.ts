@@ -57,14 +57,24 @@ export async function waitForOutput(
   }
 }
 
-/** Starts `trackway serve` on a free port (PORT=0) and resolves once it is listening. */
+/**
+ * Starts `trackway serve` on a free port (PORT=0) and resolves once it is listening: one
+ * process unless `env` asks for more (TRACKWAY_PROCESSES), so a suite's pid is the server's.
+ */
 export async function startServerProcess(
   env: Record<string, string>,
   /** Long for suites that start servers while the machine is busy (e.g. the full suite). */
   startTimeoutMs = 20_000,
 ): Promise<ServerProcess> {
   const child = spawn(process.execPath, [BIN, 'serve'], {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: serverLogLevel, ...env },
+    env: {
+      ...process.env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: serverLogLevel,
+      TRACKWAY_PROCESSES: '1',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   captureOutput(child);
@@ -74,10 +84,11 @@ export async function startServerProcess(
     stderr += d;
   });
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`server did not start:\n${stdout}\n${stderr}`)),
-      startTimeoutMs,
-    );
+    const timer = setTimeout(() => {
+      // Not left running behind the failed test (nobody holds it to stop it).
+      child.kill('SIGKILL');
+      reject(new Error(`server did not start:\n${stdout}\n${stderr}`));
+    }, startTimeoutMs);
     child.stdout!.on('data', (d) => {
       stdout += d;
       const match = /Trackway is listening on (http:\/\/\S+)/.exec(stdout);
@@ -97,7 +108,8 @@ export async function startServerProcess(
     output: () => stdout,
     errors: () => stderr,
     async stop(signal = 'SIGTERM') {
-      if (child.exitCode !== null) return child.exitCode;
+      // Exited already (killed by a signal, exitCode stays null): 'exit' will not fire again.
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
       const exited = once(child, 'exit') as Promise<[number | null]>;
       child.kill(signal);
       const [code] = await exited;

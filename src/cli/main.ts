@@ -8,7 +8,8 @@
 
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { type Env, loadConfig, wantsStackTraces } from '../config.ts';
+import type { ListeningMessage } from '../cluster/primary.ts';
+import { type Config, type Env, loadConfig, processesFor, wantsStackTraces } from '../config.ts';
 import {
   createAccount,
   createKey,
@@ -471,8 +472,14 @@ function exitOnSignal(server: { close(): Promise<void> }, io: Io): void {
 }
 
 async function serve(env: Env, json: boolean, io: Io): Promise<void> {
+  const config = loadConfig(env);
+  const { default: cluster } = await import('node:cluster');
+  if (cluster.isWorker) return serveAsClusterProcess(config, io);
+  const { availableParallelism } = await import('node:os');
+  const processes = processesFor(config, availableParallelism());
+  if (processes > 1) return servePrimary(config, processes, json, io);
   const { startServer } = await import('../main.ts');
-  const starting = startServer(loadConfig(env), {
+  const starting = startServer(config, {
     out: (text) => io.stdout.write(`${text}\n`),
     json,
   });
@@ -480,6 +487,37 @@ async function serve(env: Env, json: boolean, io: Io): Promise<void> {
   // runs its next line. A signal during start-up drains once start-up is done.
   exitOnSignal({ close: async () => (await starting).close() }, io);
   await starting;
+}
+
+/** The primary of several HTTP processes (src/cluster/primary.ts); it prints the banner. */
+async function servePrimary(config: Config, processes: number, json: boolean, io: Io) {
+  const { startPrimary } = await import('../cluster/primary.ts');
+  const { createLogger } = await import('../logger.ts');
+  const starting = startPrimary(processes, createLogger(config.logLevel));
+  exitOnSignal({ close: async () => (await starting).close() }, io);
+  const { url } = await starting;
+  io.stdout.write(
+    json
+      ? `${JSON.stringify({ listening: url, processes })}\n`
+      : `Trackway is listening on ${url} (${processes} processes, ${config.database.kind})\n`,
+  );
+}
+
+/** One HTTP process of several: a whole `serve` whose banner goes to the primary. */
+async function serveAsClusterProcess(config: Config, io: Io): Promise<void> {
+  const { startServer } = await import('../main.ts');
+  const { PrimaryLimits } = await import('../cluster/shared-limits.ts');
+  const send = (message: unknown, done: (error: Error | null) => void) =>
+    process.send?.(message, undefined, undefined, done);
+  const shared = new PrimaryLimits({ send, on: (event, listener) => process.on(event, listener) });
+  const starting = startServer(config, { out: () => {}, shared });
+  // A process that cannot start says why (main prints it) and leaves: the open IPC channel
+  // would otherwise keep it alive, and the primary waiting for it.
+  const { default: cluster } = await import('node:cluster');
+  starting.catch(() => cluster.worker?.disconnect());
+  exitOnSignal({ close: async () => (await starting).close() }, io);
+  const { url } = await starting;
+  send({ tw: 'listening', url } satisfies ListeningMessage, () => {});
 }
 
 async function runWorker(env: Env, json: boolean, io: Io): Promise<void> {

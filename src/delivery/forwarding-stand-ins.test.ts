@@ -2,7 +2,8 @@
  * Every platform of the registry end to end, on both stores: events tracked through the app
  * are forwarded by the worker to the platform's stand-in (test/platforms/stand-ins.ts), which
  * keeps them only if the payload honours what the platform documents; the record shows them
- * `forwarded`, and the destination's test send (the platform's test mode) is accepted. A
+ * `forwarded`, and the destination's test send (the platform's test mode) is accepted, or, for a
+ * platform without one, built and checked and not sent. A
  * platform added to the registry runs here as soon as its stand-in is listed.
  */
 import assert from 'node:assert/strict';
@@ -11,9 +12,9 @@ import { type Harness, startHarness, type TestAccount, testStores } from '../../
 import { testLogger } from '../../test/log-capture.ts';
 import { STAND_INS, type StandIn, tokenUrlsOf } from '../../test/platforms/stand-ins.ts';
 import {
-  PLATFORM_MODULES,
   PLATFORMS,
   type Platform,
+  platformModule,
 } from '../domain/forwarding/platforms/registry.ts';
 import { systemClock } from '../domain/ports.ts';
 import { type AccessTokens, createAccessTokens } from './access-tokens.ts';
@@ -110,10 +111,39 @@ for (const kind of await testStores()) {
           return events.map((e) => map.get(e.event_id)?.find((f) => f.platform === type));
         };
         await waitUntil(async () => (await statuses()).every((s) => s?.status === 'forwarded'));
-        if (standIn.keepsEventId) {
-          const kept = new Set(standIn.events.map(standIn.personOf));
-          for (const e of events) assert.ok(kept.has(e.event_id), `${e.event_id} kept`);
-        }
+        // Each event reached the platform with the click ids and cookies it was tracked with,
+        // in the platform's own fields (contract §18).
+        events.forEach((e, i) => {
+          const person = `${4000 + i}`;
+          const kept = standIn.events.find(
+            (k) => standIn.personOf(k) === (standIn.keepsEventId ? e.event_id : person),
+          );
+          assert.ok(kept, `${e.event_id} kept`);
+          assert.deepEqual(standIn.keysOf(kept), standIn.expectedKeys(person), e.event_id);
+        });
+        // `/v1/track/validate` describes the destination: it would forward, with the payload
+        // and what the consent becomes (contract §12, §16).
+        const validated = await h.request(acme, {
+          method: 'POST',
+          url: '/v1/track/validate',
+          payload: {
+            ...events[0]!,
+            event_id: `${type}-validate`,
+            consent: { ad_user_data: 'granted' },
+          },
+        });
+        assert.equal(validated.statusCode, 200, validated.body);
+        const [verdict] = validated.json().destinations;
+        assert.equal(verdict.platform, type);
+        assert.equal(verdict.would_forward, true, validated.body);
+        assert.equal(typeof verdict.payload, 'object');
+        assert.notEqual(verdict.payload, null);
+        assert.equal(
+          verdict.consent,
+          platformModule(type).consent.describe({ ad_user_data: 'granted' }),
+        );
+        const keptBefore = standIn.events.length;
+        const duplicatesBefore = standIn.duplicates();
         const test = await h.request(acme, {
           method: 'POST',
           url: `/v1/pixels/${pixel}/destinations/${created.json().id}/test`,
@@ -121,10 +151,16 @@ for (const kind of await testStores()) {
         });
         assert.equal(test.statusCode, 200, test.body);
         assert.equal(test.json().ok, true, test.body);
-        if (PLATFORM_MODULES[type].testMode === false) {
-          // No test mode: built and checked, not sent (a live conversion is never a "test").
+        if (platformModule(type).testMode === false) {
+          // No test mode: built and checked, never sent (a live conversion is not a test).
           assert.equal(test.json().status_code, null, test.body);
-          assert.equal(standIn.events.length, events.length);
+          assert.equal(test.json().platform_response, null, test.body);
+          assert.equal(typeof test.json().payload, 'object', test.body);
+          assert.notEqual(test.json().payload, null, test.body);
+          assert.equal(standIn.events.length, keptBefore);
+          assert.equal(standIn.duplicates(), duplicatesBefore);
+        } else {
+          assert.equal(typeof test.json().status_code, 'number', test.body);
         }
       });
     }

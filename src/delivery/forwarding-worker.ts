@@ -461,12 +461,17 @@ export class ForwardingWorker {
       platformResponse: answer.kind === 'response' ? excerpt(answer.body) : answer.message,
       note: null,
     };
-    for (const id of request.eventIds) {
+    // A platform that took part of the request names the events it refused by their index.
+    const refused = new Map(
+      verdict.kind === 'success' ? (verdict.refused ?? []).map((r) => [r.index, r.message]) : [],
+    );
+    request.eventIds.forEach((id, index) => {
       const result = results.get(id) ?? { attempts: [], verdict };
       result.attempts.push(attempt);
-      result.verdict = verdict;
+      const refusal = refused.get(index);
+      result.verdict = refusal === undefined ? verdict : { kind: 'permanent', message: refusal };
       results.set(id, result);
-    }
+    });
     const isolation = isolateRefusal(adapter, verdict, request.eventIds.length);
     if (isolation.kind !== 'split' || !adapter.subRequest) return;
     for (const [start, end] of isolation.parts) {

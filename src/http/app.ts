@@ -377,7 +377,8 @@ export async function buildApp(given: AppDeps): Promise<App> {
   registerHealthRoutes(app, deps);
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
     reply.type(metrics.registry.contentType);
-    return metrics.registry.metrics();
+    // One of several processes: every process's metrics, aggregated by the primary.
+    return deps.metricsText ? deps.metricsText() : metrics.registry.metrics();
   });
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 

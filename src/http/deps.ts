@@ -37,6 +37,11 @@ export interface AppDeps {
   liveTailHeartbeatMs?: number;
   /** Live-tail streams open per account, across instances with Redis; per process otherwise. */
   streamSlots?: StreamSlots;
+  /**
+   * `/metrics` of one of several processes (TRACKWAY_PROCESSES): all of theirs, aggregated, so
+   * a scrape that lands on any of them sees the instance's counters.
+   */
+  metricsText?: () => Promise<string>;
 }
 
 export type App = FastifyInstance<

@@ -167,6 +167,8 @@ export function createMetrics(
   };
   new Gauge({
     name: 'trackway_forwarding_queue_depth',
+    // Read from the shared store (or one flag): several processes report it once, not summed.
+    aggregator: 'max',
     help: 'Forwarding jobs pending, by destination (read from the store at scrape).',
     labelNames: ['destination_id', 'platform'],
     registers: [registry],
@@ -179,6 +181,8 @@ export function createMetrics(
   });
   new Gauge({
     name: 'trackway_forwarding_oldest_pending_age_seconds',
+    // Read from the shared store (or one flag): several processes report it once, not summed.
+    aggregator: 'max',
     help: 'Age of the oldest pending forwarding job, by destination.',
     labelNames: ['destination_id', 'platform'],
     registers: [registry],
@@ -218,12 +222,16 @@ export function createMetrics(
   });
   const rateLimitFallback = new Gauge({
     name: 'trackway_rate_limit_fallback',
+    // Read from the shared store (or one flag): several processes report it once, not summed.
+    aggregator: 'max',
     help: '1 while Redis fails and rate limits fall back to this instance alone (in memory).',
     registers: [registry],
   });
   rateLimitFallback.set(0);
   new Gauge({
     name: 'trackway_outbox_depth',
+    // Read from the shared store (or one flag): several processes report it once, not summed.
+    aggregator: 'max',
     help: 'Deliveries pending for enabled endpoints, by queue kind (read from the store at scrape).',
     labelNames: ['kind'],
     registers: [registry],
@@ -234,6 +242,8 @@ export function createMetrics(
   });
   new Gauge({
     name: 'trackway_outbox_oldest_pending_age_seconds',
+    // Read from the shared store (or one flag): several processes report it once, not summed.
+    aggregator: 'max',
     help: 'Age of the oldest message still pending, by queue kind (0 when none is pending).',
     labelNames: ['kind'],
     registers: [registry],
@@ -244,6 +254,8 @@ export function createMetrics(
   });
   new Gauge({
     name: 'trackway_outbox_lag_seconds',
+    // Read from the shared store (or one flag): several processes report it once, not summed.
+    aggregator: 'max',
     help: 'How long the most overdue pending delivery has been due: the workers falling behind (0 when none is overdue).',
     labelNames: ['kind'],
     registers: [registry],

@@ -36,7 +36,8 @@ export interface GoogleAdsServer extends Omit<PlatformServer, 'mode'> {
   url: string;
   /** The token URL (`TRACKWAY_GOOGLE_OAUTH_URL`). */
   tokenUrl: string;
-  mode: PlatformServer['mode'] | 'throttled';
+  /** `expired`: every token refused, and so is every grant (a revoked refresh token). */
+  mode: PlatformServer['mode'] | 'throttled' | 'expired';
   customerId: string;
   /** Conversion action ids it knows. */
   conversionActions: Set<string>;
@@ -367,7 +368,8 @@ export async function startGoogleAdsServer(
           body: { error: 'invalid_client', error_description: 'The OAuth client was not found.' },
         };
       }
-      if (google.refuseGrants || form.get('refresh_token') !== google.oauth.refresh_token) {
+      const refused = google.refuseGrants || google.mode === 'expired';
+      if (refused || form.get('refresh_token') !== google.oauth.refresh_token) {
         return invalidGrant('Token has been expired or revoked.');
       }
       return issue('refresh_token');
@@ -375,7 +377,9 @@ export async function startGoogleAdsServer(
     if (grantType === 'urn:ietf:params:oauth:grant-type:jwt-bearer') {
       const problem = jwtProblem(form.get('assertion') ?? '');
       if (problem) return invalidGrant(problem);
-      if (google.refuseGrants) return invalidGrant('Invalid grant: account not found');
+      if (google.refuseGrants || google.mode === 'expired') {
+        return invalidGrant('Invalid grant: account not found');
+      }
       return issue('jwt_bearer');
     }
     return { status: 400, body: { error: 'unsupported_grant_type' } };
@@ -383,7 +387,7 @@ export async function startGoogleAdsServer(
 
   const ingest = (request: ReceivedRequest): Answer => {
     const bearer = /^Bearer (.+)$/.exec(String(request.headers.authorization ?? ''))?.[1];
-    if (bearer === undefined || tokens.get(bearer) !== true) {
+    if (bearer === undefined || tokens.get(bearer) !== true || google.mode === 'expired') {
       return googleError(
         401,
         'UNAUTHENTICATED',

@@ -32,7 +32,8 @@ export interface LinkedinServer extends Omit<PlatformServer, 'mode'> {
   url: string;
   /** The token URL (`TRACKWAY_LINKEDIN_OAUTH_URL`). */
   tokenUrl: string;
-  mode: PlatformServer['mode'] | 'throttled';
+  /** `expired`: every token refused, and so is every grant (a revoked refresh token). */
+  mode: PlatformServer['mode'] | 'throttled' | 'expired';
   adAccountId: string;
   /** Conversion rule ids of the ad account. */
   rules: Set<string>;
@@ -142,7 +143,8 @@ export async function startLinkedinServer(
         body: { error: 'invalid_client', error_description: 'Client authentication failed' },
       };
     }
-    if (linkedin.refuseGrants || form.get('refresh_token') !== linkedin.oauth.refresh_token) {
+    const refused = linkedin.refuseGrants || linkedin.mode === 'expired';
+    if (refused || form.get('refresh_token') !== linkedin.oauth.refresh_token) {
       return {
         status: 400,
         body: {
@@ -168,7 +170,7 @@ export async function startLinkedinServer(
 
   const conversions = (request: ReceivedRequest): Answer => {
     const bearer = /^Bearer (.+)$/.exec(String(request.headers.authorization ?? ''))?.[1];
-    if (bearer === undefined || tokens.get(bearer) !== true) {
+    if (bearer === undefined || tokens.get(bearer) !== true || linkedin.mode === 'expired') {
       return restliError(401, 'Invalid access token', 'EXPIRED_ACCESS_TOKEN');
     }
     const version = versionProblem(

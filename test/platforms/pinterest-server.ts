@@ -80,6 +80,8 @@ function eventError(event: Record<string, unknown>, nowS: number): string | unde
     if (u[key] !== undefined && typeof u[key] !== 'string')
       return `user_data.${key} must be a string`;
   }
+  // The epik as the ad's link carried it: unhashed.
+  if (isSha256Hex(u['click_id'])) return 'user_data.click_id must be the epik as set, not hashed';
   if (
     u['em'] === undefined &&
     u['hashed_maids'] === undefined &&

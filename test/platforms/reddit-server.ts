@@ -8,7 +8,8 @@
  *   `action_source` (WEBSITE, APP, PHYSICAL_STORE, OTHER), `type.tracking_type` (Reddit's
  *   list; CUSTOM with `custom_event_name`), `metadata.conversion_id`; `value` only on the
  *   types that take it; `user.email`, `phone_number`, `external_id`, `ip_address` SHA-256 hex;
- *   `user.data_processing_options.modes` only "LDU";
+ *   `user.data_processing_options.modes` only "LDU"; `user.uuid` a UUID (the `_rdt_uuid`
+ *   cookie's uuid part) and `click_id` a string;
  * - invalid events: 400 `{invalid_events: [{event_index, error_message}]}`, none kept;
  *   a bad token 401 `{error: {reason: "UNAUTHORIZED"}}`, another pixel 403; 429 with
  *   `Retry-After` when throttled; 500 when down;
@@ -51,6 +52,7 @@ const TAKES_VALUE = new Set([
   'SIGN_UP',
   'CUSTOM',
 ]);
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ACTION_SOURCES = new Set(['WEBSITE', 'APP', 'PHYSICAL_STORE', 'OTHER']);
 const HASHED = ['email', 'phone_number', 'external_id', 'ip_address', 'idfa', 'aaid'];
 
@@ -79,6 +81,14 @@ function eventError(event: Record<string, unknown>, nowMs: number): string | und
   for (const key of HASHED) {
     if (user[key] !== undefined && !isSha256Hex(user[key])) return `user.${key} must be SHA-256`;
   }
+  // The _rdt_uuid cookie's uuid part, not the whole `<ms>.<uuid>` cookie.
+  if (user['uuid'] !== undefined && !UUID.test(String(user['uuid'])))
+    return 'user.uuid must be the uuid of the _rdt_uuid cookie';
+  if (
+    event['click_id'] !== undefined &&
+    (typeof event['click_id'] !== 'string' || event['click_id'] === '')
+  )
+    return 'click_id must be the rdt_cid as set';
   const dpo = user['data_processing_options'] as Record<string, unknown> | undefined;
   if (
     dpo !== undefined &&

@@ -7,7 +7,7 @@
  * - each event needs an upper-case standard `event_name`, `event_time` in Unix seconds at most
  *   37 days old, `event_id`, `action_source` (WEB, MOBILE_APP, OFFLINE) and `user_data` with
  *   em, ph, madid or client_ip_address + client_user_agent; hashed fields are arrays of 64
- *   lowercase hex; a PURCHASE needs `custom_data.value` and `currency`; LDU is
+ *   lowercase hex, `sc_click_id` and `sc_cookie1` raw strings; a PURCHASE needs `custom_data.value` and `currency`; LDU is
  *   `data_processing_options: ["LDU"]`;
  * - an invalid event refuses the request: 400 `{status: "INVALID", reason, event}` (none kept);
  *   a bad token 401, a pixel the token may not reach 403 (Snap documents neither code: the
@@ -55,6 +55,12 @@ function eventError(event: Record<string, unknown>, nowS: number): string | unde
     if (u[key] === undefined) continue;
     if (!Array.isArray(u[key]) || !(u[key] as unknown[]).every(isSha256Hex))
       return `user_data.${key} is not hashed`;
+  }
+  // The ScCid and the _scid cookie as Snap set them: strings, unhashed.
+  for (const key of ['client_ip_address', 'client_user_agent', 'sc_click_id', 'sc_cookie1']) {
+    if (u[key] !== undefined && (typeof u[key] !== 'string' || u[key] === ''))
+      return `user_data.${key} must be a non-empty string`;
+    if (key.startsWith('sc_') && isSha256Hex(u[key])) return `user_data.${key} must not be hashed`;
   }
   if (
     u['em'] === undefined &&

@@ -2,12 +2,14 @@
  * Each platform's stand-in server, by destination type: what the benchmarks (and any suite that
  * runs over every platform) start to forward to. Adding a platform adds its stand-in here.
  */
+import { createHash } from 'node:crypto';
 import { PLATFORMS, type Platform } from '../../src/domain/forwarding/platforms/registry.ts';
 import { startGa4Server } from './ga4-server.ts';
 import { startGoogleAdsServer } from './google-ads-server.ts';
 import type { PlatformServer, ReceivedRequest } from './http-server.ts';
 import { startLinkedinServer } from './linkedin-server.ts';
 import { startMetaServer } from './meta-server.ts';
+import { startMicrosoftAdsServer } from './microsoft-ads-server.ts';
 import { startPinterestServer } from './pinterest-server.ts';
 import { startRedditServer } from './reddit-server.ts';
 import { startSnapchatServer } from './snapchat-server.ts';
@@ -28,35 +30,41 @@ export interface StandIn {
   expireTokens?(): void;
   /** Access tokens it issued so far. */
   tokensIssued?(): number;
-  /** What a website event needs in `user_data` for this platform, beyond email, IP and UA. */
+  /**
+   * What a website event carries in `user_data` for this platform, beyond email, IP and UA:
+   * what it needs (GA4's client id) and its click ids and cookies (contract §18).
+   */
   userData(person: string): Record<string, string>;
+  /** The fields of an accepted event that `userData(person)`'s keys became at the platform… */
+  keysOf(event: unknown): Record<string, unknown>;
+  /** …and what they must be. */
+  expectedKeys(person: string): Record<string, unknown>;
   /** The bench's name of a person, read back from an accepted event. */
   personOf(event: unknown): string;
   /** Whether the platform keeps our event id (else events are told apart by the person). */
   keepsEventId: boolean;
   /**
-   * The switches the fault suites turn (test/forwarding-stand-ins.faults.test.ts), for the
-   * stand-ins that have them.
+   * What tells our events apart at the platform: the event id where it keeps one, else the
+   * last path segment of the page URL (GA4 keeps no event id), of an accepted event…
    */
-  faults?: StandInFaults;
+  tagOf(event: unknown): string;
+  /** …and of each event a request carried. */
+  tagsIn(request: ReceivedRequest): string[];
+  /** The server itself, for fault tests: its mode, requests, hanging and held answers. */
+  server: FaultServer;
+  /**
+   * The platform refuses the event with this tag (a poisoned event), or none when `null`;
+   * absent for a platform that refuses no single event (GA4).
+   */
+  poison?(tag: string | null): void;
+  /** The modes beyond `down` and `hang` its server has: a refused token, throttling. */
+  modes: ReadonlyArray<'expired' | 'throttled'>;
   close(): Promise<void>;
 }
 
-export interface StandInFaults {
-  /** The server: its mode (`down`, `hang`, `throttled`), held and hanging requests. */
-  server: Pick<
-    PlatformServer,
-    'holdIf' | 'held' | 'inFlight' | 'release' | 'requests' | 'waitFor'
-  > & {
-    mode: string;
-    hangIf?: PlatformServer['hangIf'];
-  };
-  /** The event ids a request to it carried. */
-  idsIn(request: ReceivedRequest): string[];
-  /** Refuse this event as the platform refuses an invalid one (null: none). */
-  poison(eventId: string | null): void;
-  /** Refuse the credentials (a revoked grant or token) until turned off. */
-  refuseCredentials(on: boolean): void;
+/** A stand-in server's controls, as every platform's has them. */
+export interface FaultServer extends Omit<PlatformServer, 'mode'> {
+  mode: string;
 }
 
 /**
@@ -83,6 +91,43 @@ export function tokenUrlsOf(
 }
 
 const byEventId = (e: unknown) => String((e as { event_id: string }).event_id);
+/** The events of a request whose body holds them in `data` (most platforms). */
+const dataOf = (request: ReceivedRequest): unknown[] => {
+  const data = (request.json as { data?: unknown } | undefined)?.data;
+  return Array.isArray(data) ? data : [];
+};
+/** A server's poisoned event: refused with a message when its tag is the one asked for. */
+const poisoner =
+  (
+    server: { rejectEvent?: (event: Record<string, unknown>) => string | undefined },
+    tagOf: (e: unknown) => string,
+  ) =>
+  (tag: string | null) => {
+    if (tag === null) delete server.rejectEvent;
+    else server.rejectEvent = (e) => (tagOf(e) === tag ? 'poisoned by the test' : undefined);
+  };
+const conversionId = (e: unknown) =>
+  String((e as { metadata: { conversion_id: string } }).metadata.conversion_id);
+const uetEventId = (e: unknown) => String((e as { eventId: string }).eventId);
+const lastSegment = (url: unknown) =>
+  String(url ?? '')
+    .split('/')
+    .pop() ?? '';
+const noKeys = () => ({});
+/** A field of a platform's user object, when present. */
+const fieldsOf = (user: unknown, map: Record<string, string>) => {
+  const out: Record<string, unknown> = {};
+  for (const [ours, theirs] of Object.entries(map)) {
+    const value = (user as Record<string, unknown> | undefined)?.[theirs];
+    if (value !== undefined) out[ours] = value;
+  }
+  return out;
+};
+/** A UUID made from a person's name, for the cookies that hold one (`_rdt_uuid`). */
+const uuidOf = (person: string) => {
+  const hex = createHash('sha256').update(person).digest('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+};
 
 export const STAND_INS: Record<Platform, () => Promise<StandIn>> = {
   meta: async () => {
@@ -93,8 +138,15 @@ export const STAND_INS: Record<Platform, () => Promise<StandIn>> = {
       duplicates: () => server.duplicates,
       config: { pixel_id: server.pixelId, access_token: server.accessToken },
       userData: () => ({}),
+      keysOf: noKeys,
+      expectedKeys: noKeys,
       personOf: byEventId,
       keepsEventId: true,
+      tagOf: byEventId,
+      tagsIn: (r) => dataOf(r).map(byEventId),
+      server,
+      poison: poisoner(server, byEventId),
+      modes: ['expired', 'throttled'],
       close: () => server.close(),
     };
   },
@@ -107,9 +159,20 @@ export const STAND_INS: Record<Platform, () => Promise<StandIn>> = {
       config: { measurement_id: server.measurementId, api_secret: server.apiSecret },
       // GA4 takes no event without the visitor's client id.
       userData: (person) => ({ ga_client_id: `${person}.1700000000` }),
+      keysOf: (e) => ({ ga_client_id: (e as { client_id: string }).client_id }),
+      expectedKeys: (person) => ({ ga_client_id: `${person}.1700000000` }),
       // GA4 keeps no event id: the bench's client id is `<person>.1700000000`.
       personOf: (e) => String((e as { client_id: string }).client_id).split('.')[0]!,
       keepsEventId: false,
+      tagOf: (e) => lastSegment((e as { params: Record<string, unknown> }).params['page_location']),
+      tagsIn: (r) => {
+        const events = (
+          r.json as { events?: Array<{ params?: Record<string, unknown> }> } | undefined
+        )?.events;
+        return (events ?? []).map((e) => lastSegment(e.params?.['page_location']));
+      },
+      server,
+      modes: [],
       close: () => server.close(),
     };
   },
@@ -121,8 +184,15 @@ export const STAND_INS: Record<Platform, () => Promise<StandIn>> = {
       duplicates: () => server.duplicates,
       config: { pixel_code: server.pixelCode, access_token: server.accessToken },
       userData: () => ({}),
+      keysOf: noKeys,
+      expectedKeys: noKeys,
       personOf: byEventId,
       keepsEventId: true,
+      tagOf: byEventId,
+      tagsIn: (r) => dataOf(r).map(byEventId),
+      server,
+      poison: poisoner(server, byEventId),
+      modes: ['expired', 'throttled'],
       close: () => server.close(),
     };
   },
@@ -133,9 +203,16 @@ export const STAND_INS: Record<Platform, () => Promise<StandIn>> = {
       events: server.events as unknown[],
       duplicates: () => server.duplicates,
       config: { ad_account_id: server.adAccountId, access_token: server.accessToken },
-      userData: () => ({}),
+      userData: (person) => ({ epik: `dj0yJnU9${person}` }),
+      keysOf: (e) => fieldsOf((e as { user_data: unknown }).user_data, { epik: 'click_id' }),
+      expectedKeys: (person) => ({ epik: `dj0yJnU9${person}` }),
       personOf: byEventId,
       keepsEventId: true,
+      tagOf: byEventId,
+      tagsIn: (r) => dataOf(r).map(byEventId),
+      server,
+      poison: poisoner(server, byEventId),
+      modes: ['expired', 'throttled'],
       close: () => server.close(),
     };
   },
@@ -146,9 +223,20 @@ export const STAND_INS: Record<Platform, () => Promise<StandIn>> = {
       events: server.events as unknown[],
       duplicates: () => server.duplicates,
       config: { pixel_id: server.pixelId, access_token: server.accessToken },
-      userData: () => ({}),
+      userData: (person) => ({ ScCid: `sccid-${person}`, _scid: uuidOf(person) }),
+      keysOf: (e) =>
+        fieldsOf((e as { user_data: unknown }).user_data, {
+          ScCid: 'sc_click_id',
+          _scid: 'sc_cookie1',
+        }),
+      expectedKeys: (person) => ({ ScCid: `sccid-${person}`, _scid: uuidOf(person) }),
       personOf: byEventId,
       keepsEventId: true,
+      tagOf: byEventId,
+      tagsIn: (r) => dataOf(r).map(byEventId),
+      server,
+      poison: poisoner(server, byEventId),
+      modes: ['expired', 'throttled'],
       close: () => server.close(),
     };
   },
@@ -159,17 +247,59 @@ export const STAND_INS: Record<Platform, () => Promise<StandIn>> = {
       events: server.events as unknown[],
       duplicates: () => server.duplicates,
       config: { pixel_id: server.pixelId, access_token: server.accessToken },
-      userData: () => ({}),
+      // The _rdt_uuid cookie is `<ms>.<uuid>`; Reddit is sent its uuid.
+      userData: (person) => ({
+        rdt_cid: `rdtcid-${person}`,
+        _rdt_uuid: `1754915740517.${uuidOf(person)}`,
+      }),
+      keysOf: (e) => ({
+        ...fieldsOf(e, { rdt_cid: 'click_id' }),
+        ...fieldsOf((e as { user: unknown }).user, { _rdt_uuid: 'uuid' }),
+      }),
+      expectedKeys: (person) => ({ rdt_cid: `rdtcid-${person}`, _rdt_uuid: uuidOf(person) }),
       // Reddit keeps our event id as the conversion id.
-      personOf: (e) =>
-        String((e as { metadata: { conversion_id: string } }).metadata.conversion_id),
+      personOf: conversionId,
       keepsEventId: true,
+      tagOf: conversionId,
+      tagsIn: (r) =>
+        ((r.json as { data?: { events?: unknown[] } } | undefined)?.data?.events ?? []).map(
+          conversionId,
+        ),
+      server,
+      poison: poisoner(server, conversionId),
+      modes: ['expired', 'throttled'],
+      close: () => server.close(),
+    };
+  },
+  microsoft_ads: async () => {
+    const server = await startMicrosoftAdsServer();
+    return {
+      baseUrl: server.url,
+      events: server.events as unknown[],
+      duplicates: () => server.duplicates,
+      config: { tag_id: server.tagId, access_token: server.accessToken },
+      userData: (person) => ({ msclkid: `msclk-${person}`, _uetvid: `uetvid${person}` }),
+      keysOf: (e) =>
+        fieldsOf((e as { userData: unknown }).userData, {
+          msclkid: 'msclkid',
+          _uetvid: 'anonymousId',
+        }),
+      expectedKeys: (person) => ({ msclkid: `msclk-${person}`, _uetvid: `uetvid${person}` }),
+      personOf: uetEventId,
+      keepsEventId: true,
+      tagOf: uetEventId,
+      tagsIn: (r) => dataOf(r).map(uetEventId),
+      server,
+      poison: poisoner(server, uetEventId),
+      modes: ['expired', 'throttled'],
       close: () => server.close(),
     };
   },
   google_ads: async () => {
     const server = await startGoogleAdsServer();
     const [purchase, lead, view] = [...server.conversionActions];
+    // Google keeps our event id as the transaction id.
+    const transactionId = (e: unknown) => String((e as { transactionId: string }).transactionId);
     return {
       baseUrl: server.url,
       tokenUrl: server.tokenUrl,
@@ -182,32 +312,24 @@ export const STAND_INS: Record<Platform, () => Promise<StandIn>> = {
         conversion_actions: { Purchase: purchase, Lead: lead, PageView: view },
         oauth: server.oauth,
       },
-      userData: () => ({}),
-      // Google keeps our event id as the transaction id.
-      personOf: (e) => String((e as { transactionId: string }).transactionId),
+      userData: (person) => ({ gclid: `gclid-${person}` }),
+      keysOf: (e) => fieldsOf((e as { adIdentifiers?: unknown }).adIdentifiers, { gclid: 'gclid' }),
+      expectedKeys: (person) => ({ gclid: `gclid-${person}` }),
+      personOf: transactionId,
       keepsEventId: true,
-      faults: {
-        server,
-        idsIn: (r) =>
-          (
-            (r.json as { events?: Array<{ transactionId?: string }> } | undefined)?.events ?? []
-          ).map((e) => String(e.transactionId)),
-        poison(eventId) {
-          if (eventId === null) delete server.rejectEvent;
-          else
-            server.rejectEvent = (e) => (e['transactionId'] === eventId ? 'poisoned' : undefined);
-        },
-        refuseCredentials(on) {
-          server.refuseGrants = on;
-          if (on) server.expireTokens();
-        },
-      },
+      tagOf: transactionId,
+      tagsIn: (r) =>
+        ((r.json as { events?: unknown[] } | undefined)?.events ?? []).map(transactionId),
+      server,
+      poison: poisoner(server, transactionId),
+      modes: ['expired', 'throttled'],
       close: () => server.close(),
     };
   },
   linkedin: async () => {
     const server = await startLinkedinServer();
     const [purchase, lead, view] = [...server.rules];
+    const eventId = (e: unknown) => String((e as { eventId: string }).eventId);
     return {
       baseUrl: server.url,
       tokenUrl: server.tokenUrl,
@@ -220,24 +342,22 @@ export const STAND_INS: Record<Platform, () => Promise<StandIn>> = {
         conversion_rules: { Purchase: purchase, Lead: lead, PageView: view },
         oauth: server.oauth,
       },
-      userData: () => ({}),
-      personOf: (e) => String((e as { eventId: string }).eventId),
-      keepsEventId: true,
-      faults: {
-        server,
-        idsIn: (r) =>
-          ((r.json as { elements?: Array<{ eventId?: string }> } | undefined)?.elements ?? []).map(
-            (e) => String(e.eventId),
-          ),
-        poison(eventId) {
-          if (eventId === null) delete server.rejectEvent;
-          else server.rejectEvent = (e) => (e['eventId'] === eventId ? 'poisoned' : undefined);
-        },
-        refuseCredentials(on) {
-          server.refuseGrants = on;
-          if (on) server.expireTokens();
-        },
+      userData: (person) => ({ li_fat_id: `fat-${person}` }),
+      keysOf: (e) => {
+        const ids = (e as { user: { userIds: Array<{ idType: string; idValue: string }> } }).user
+          .userIds;
+        const fat = ids.find((id) => id.idType === 'LINKEDIN_FIRST_PARTY_ADS_TRACKING_UUID');
+        return fat ? { li_fat_id: fat.idValue } : {};
       },
+      expectedKeys: (person) => ({ li_fat_id: `fat-${person}` }),
+      personOf: eventId,
+      keepsEventId: true,
+      tagOf: eventId,
+      tagsIn: (r) =>
+        ((r.json as { elements?: unknown[] } | undefined)?.elements ?? []).map(eventId),
+      server,
+      poison: poisoner(server, eventId),
+      modes: ['expired', 'throttled'],
       close: () => server.close(),
     };
   },

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { PLATFORM_MODULES, PLATFORMS } from '../../../src/domain/forwarding/platforms/registry.ts';
 import { tempDir } from '../../../test/harness.ts';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
@@ -36,6 +37,16 @@ describe('generated client types', () => {
       );
     } finally {
       dir.remove();
+    }
+  });
+
+  it('type a destination’s config by its type, for every platform of the registry', () => {
+    const types = readFileSync(join(root, 'packages/node/src/generated/openapi.ts'), 'utf8');
+    for (const type of PLATFORMS) {
+      const title = PLATFORM_MODULES[type].config.schema.title as string;
+      // `{type: "<type>"; config: {…}}`, one branch of the union per platform.
+      const branch = new RegExp(`type: "${type}";\\s*/\\*\\* ${title} \\*/\\s*config: \\{`);
+      assert.match(types, branch, `${type}'s config is typed as ${title}`);
     }
   });
 });

@@ -205,9 +205,14 @@ export const TestDestinationSchema = Type.Object(
 
 export const TestResultSchema = Type.Object({
   ok: Type.Boolean({ description: 'The platform accepted the event.' }),
-  status_code: Type.Union([Type.Integer(), Type.Null()]),
-  platform_response: Type.Unknown({ description: "The platform's answer (JSON when it is)." }),
+  status_code: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'The platform’s HTTP status; null when nothing was sent or no answer came.',
+  }),
+  platform_response: Type.Unknown({
+    description: "The platform's answer (JSON when it is); null when nothing was sent.",
+  }),
   payload: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], {
-    description: "The exact body sent, in the platform's test mode (`test_event_code`).",
+    description:
+      "The exact body sent, in the platform's test mode; for a platform without one (Microsoft), the body that would be sent, which was not.",
   }),
 });

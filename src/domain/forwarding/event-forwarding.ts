@@ -15,6 +15,7 @@ import { maskIdentifiers, rawIdentifiers } from './mask-identifiers.ts';
 import type { ForwardableEvent } from './model.ts';
 import { excerpt, parseJsonObject } from './platform-response.ts';
 import { platformUserData } from './platform-user-data.ts';
+import type { PlatformModule, PlatformRequest } from './platforms/platform.ts';
 import { platformModule } from './platforms/registry.ts';
 
 export async function getEventWithForwarding({
@@ -154,16 +155,6 @@ export async function testDestination({
     test: { testEventCode },
   });
   const request = built.requests[0];
-  if (request && adapter.testMode === false) {
-    // No test mode: what would be sent is built and checked (nothing was skipped), and nothing
-    // is sent: a live conversion never goes out as a "test" (contract §18).
-    return {
-      ok: true,
-      status_code: null,
-      platform_response: null,
-      payload: maskIdentifiers(request.body, rawIdentifiers(forwardable)),
-    };
-  }
   if (!request) {
     return {
       ok: false,
@@ -172,17 +163,42 @@ export async function testDestination({
       payload: null,
     };
   }
+  const raw = rawIdentifiers(forwardable);
+  if (adapter.testMode === false) {
+    // No test mode (Microsoft): whatever reached the platform would count as a live
+    // conversion. The request was built and checked against the platform's limits; nothing
+    // is sent (contract §18).
+    const problem = requestProblem(adapter, request);
+    return {
+      ok: problem === null,
+      status_code: null,
+      platform_response: problem === null ? null : `not sent: ${problem}`,
+      payload: maskIdentifiers(request.body, raw),
+    };
+  }
   const sent = await platforms.send(destination.type, request, config);
   const { answer } = sent;
   const verdict = sent.verdict ?? adapter.classify(answer, ctx.clock.now());
   const text = answer.kind === 'response' ? answer.body : answer.message;
   // What was sent and what came back, with the raw match keys masked (a platform may quote a
   // value it objects to): the answer shows no more than the record does; hashes stay hashes.
-  const raw = rawIdentifiers(forwardable);
   return {
-    ok: verdict.kind === 'success',
+    ok: verdict.kind === 'success' && (verdict.refused ?? []).length === 0,
     status_code: answer.kind === 'response' ? answer.status : null,
     platform_response: maskIdentifiers(parseJsonObject(text) ?? excerpt(text), raw),
     payload: maskIdentifiers(request.body, raw),
   };
+}
+
+/** Why a request built for a platform without a test mode would not be taken, or null. */
+function requestProblem(platform: PlatformModule, request: PlatformRequest): string | null {
+  const { eventsPerRequest, bytesPerRequest } = platform.limits;
+  if (request.eventIds.length > eventsPerRequest) {
+    return `${request.eventIds.length} events exceed ${platform.name}'s ${eventsPerRequest} a request`;
+  }
+  const bytes = new TextEncoder().encode(JSON.stringify(request.body)).length;
+  if (bytesPerRequest !== null && bytes > bytesPerRequest) {
+    return `${bytes} bytes exceed ${platform.name}'s ${bytesPerRequest} a request`;
+  }
+  return null;
 }

@@ -22,6 +22,17 @@ describe('masking raw identifiers in a test send', () => {
     });
   });
 
+  it('masks a payload string that is a long part of a raw value (Reddit’s uuid of the _rdt_uuid cookie), not a short one', () => {
+    const uuid = '70d79c3a-f35a-4733-92d1-b6c196544886';
+    const masked = maskIdentifiers(
+      { user: { uuid, short: '70d79c3a', other: 'd1683b1c-0000-4000-8000-000000000000' } },
+      [`1754915740517.${uuid}`],
+    );
+    assert.deepEqual(masked, {
+      user: { uuid: '****4886', short: '70d79c3a', other: 'd1683b1c-0000-4000-8000-000000000000' },
+    });
+  });
+
   it("collects the event's match keys and unhashed location, longest first", () => {
     const event = forwardable({
       userData: { city: 'Paris', country: 'FR' },

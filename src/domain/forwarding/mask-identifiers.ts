@@ -19,15 +19,22 @@ const MIN_EMBEDDED = 8;
 export function rawIdentifiers(forwardable: ForwardableEvent): string[] {
   const values = [
     ...Object.values(forwardable.matchKeys ?? {}),
-    ...Object.values(forwardable.location?.ga4 ?? {}),
-    ...Object.values(forwardable.location?.tiktok ?? {}),
+    // Every platform's unhashed location, whichever platforms keep one.
+    ...Object.values(forwardable.location ?? {}).flatMap((own) => Object.values(own ?? {})),
   ].filter((v): v is string => typeof v === 'string' && v.length > 0);
   // Longest first: a value that contains another is replaced whole.
   return [...new Set(values)].sort((a, b) => b.length - a.length);
 }
 
+/**
+ * A string this long that is part of a raw value is masked whole: a platform may take only part
+ * of a cookie (Reddit's uuid of the `<ms>.<uuid>` `_rdt_uuid`).
+ */
+const MIN_PART = 16;
+
 function maskString(text: string, raw: readonly string[]): string {
   if (raw.includes(text)) return maskSecret(text);
+  if (text.length >= MIN_PART && raw.some((value) => value.includes(text))) return maskSecret(text);
   let out = text;
   for (const value of raw) {
     if (value.length >= MIN_EMBEDDED && out.includes(value)) {

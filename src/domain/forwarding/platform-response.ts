@@ -2,7 +2,9 @@
  * What a platform answered, in the engine's terms. Each platform's classifier turns a raw
  * answer into one `Verdict`:
  * - `success`: forwarded; `receipt` is what identifies it on the platform's side (it becomes
- *   `platform_response` in `event.forwarded`);
+ *   `platform_response` in `event.forwarded`); `refused` lists, by their index in the request,
+ *   events the platform refused while it took the others (Microsoft's per-event validation
+ *   errors): those are `failed` with the message, the rest forwarded;
  * - `transient`: retry on the schedule while the event is inside the platform's window;
  * - `permanent`: the platform refused the content: `failed`, with the platform's message;
  * - `auth`: the platform refused the credentials: suspend the destination, keep its events.
@@ -13,7 +15,11 @@ export type PlatformAnswer =
   | { kind: 'network'; message: string };
 
 export type Verdict =
-  | { kind: 'success'; receipt: Record<string, unknown> }
+  | {
+      kind: 'success';
+      receipt: Record<string, unknown>;
+      refused?: ReadonlyArray<{ index: number; message: string }>;
+    }
   | { kind: 'transient'; message: string; retryAfterMs?: number }
   | { kind: 'permanent'; message: string }
   | { kind: 'auth'; message: string };

@@ -15,15 +15,21 @@ import {
 } from '../../../test/harness.ts';
 import { testLogger } from '../../../test/log-capture.ts';
 import { type MetaServer, startMetaServer } from '../../../test/platforms/meta-server.ts';
-import { baseUrlsFor } from '../../../test/platforms/stand-ins.ts';
+import { baseUrlsFor, STAND_INS } from '../../../test/platforms/stand-ins.ts';
 import { ForwardingWorker } from '../../delivery/forwarding-worker.ts';
 import { createPlatformSender } from '../../delivery/platform-sender.ts';
+import {
+  PLATFORM_MODULES,
+  PLATFORMS,
+  type Platform,
+} from '../../domain/forwarding/platforms/registry.ts';
 import { systemClock } from '../../domain/ports.ts';
 import { PostgresStore } from '../../storage/postgres/store.ts';
 import { buildApp } from '../app.ts';
 
 const SAME_ORIGIN = { 'sec-fetch-site': 'same-origin' };
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 for (const kind of await testStores()) {
   describe(`dashboard [${kind.name}]`, () => {
@@ -156,6 +162,56 @@ for (const kind of await testStores()) {
       assert.equal(listed.body.match(/<strong>Test mode<\/strong>/g)?.length, 1, 'only that one');
       const edit = await get(cookie, `/dashboard/pixels/${pixelId}/destinations/${testId}`);
       assert.match(edit.body, warning);
+    });
+
+    it('renders the add form of every platform of the registry, and each adds a destination from its fields', async () => {
+      const pixelId = await h.pixel(acme);
+      const { cookie } = await signIn(acme);
+      const page = await get(cookie, `/dashboard/destinations?pixel_id=${pixelId}`);
+      assert.equal(page.statusCode, 200);
+      for (const type of PLATFORMS) {
+        const { label, config } = PLATFORM_MODULES[type];
+        assert.match(page.body, new RegExp(`<h3 id="new-${type}-h">${escapeRegExp(label)}</h3>`));
+        for (const field of config.form) {
+          assert.ok(
+            page.body.includes(`id="${type}-${field.name}" name="${field.name}"`),
+            `${type}.${field.name}`,
+          );
+        }
+        const standIn = await STAND_INS[type]();
+        try {
+          const added = await post(cookie, `/dashboard/pixels/${pixelId}/destinations`, {
+            type,
+            name: `My ${type}`,
+            ...standIn.config,
+          });
+          assert.equal(added.statusCode, 303, `${type}: ${added.body.slice(0, 500)}`);
+        } finally {
+          await standIn.close();
+        }
+      }
+      const list = await h.request(acme, {
+        method: 'GET',
+        url: `/v1/pixels/${pixelId}/destinations`,
+      });
+      assert.deepEqual(
+        list
+          .json()
+          .destinations.map((d: { type: string }) => d.type)
+          .sort(),
+        [...PLATFORMS].sort(),
+      );
+      // A platform without a test mode: the test send is checked and not sent, and says so.
+      for (const d of list.json().destinations as Array<{ id: string; type: Platform }>) {
+        if (PLATFORM_MODULES[d.type].testMode !== false) continue;
+        const tested = await post(cookie, `/dashboard/pixels/${pixelId}/destinations/${d.id}/test`);
+        assert.equal(tested.statusCode, 200);
+        assert.match(tested.body, /Test send: checked, not sent/);
+        assert.match(
+          tested.body,
+          /has no test mode: the request was built and checked, and not sent/,
+        );
+      }
     });
 
     it('adds a destination, masks its secret, sends a test and shows the answer, disables and replays it', async () => {
@@ -482,7 +538,11 @@ for (const kind of await testStores()) {
           page = await get(cookie, url);
         }
         assert.match(page.body, /class="status forwarded">forwarded</);
-        assert.match(page.body, /<caption>Requests to meta<\/caption>/);
+        assert.match(page.body, /<caption>Requests to Meta \(Conversions API\)<\/caption>/);
+        assert.match(
+          page.body,
+          /<dt>Destination<\/dt><dd>[^<]+ <span class="hint">\(Meta \(Conversions API\)\)<\/span>/,
+        );
         assert.match(page.body, /<td>200<\/td>/);
         assert.match(page.body, /events_received/);
       } finally {

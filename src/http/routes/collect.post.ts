@@ -1,4 +1,3 @@
-import { isbot } from 'isbot';
 import { assertApiAccess } from '../../domain/accounts/accounts.ts';
 import { type BrowserFacts, readCollectBody } from '../../domain/collect/browser-event.ts';
 import { collectEvent } from '../../domain/collect/collect-event.ts';
@@ -16,6 +15,7 @@ import { RateLimitedError, TrackwayError } from '../../domain/errors.ts';
 import { newEventId } from '../../domain/ids.ts';
 import type { Account, Pixel } from '../../domain/model.ts';
 import { TtlCache } from '../../domain/ttl-cache.ts';
+import { BotCheck } from '../bot-check.ts';
 import { allowOrigin, originRefused } from '../collect-kit.ts';
 import type { App, AppDeps } from '../deps.ts';
 import { limitAccount } from '../rate-limit.ts';
@@ -37,6 +37,7 @@ export function registerCollect(app: App, deps: AppDeps): void {
   const accounts = new TtlCache<Account | null>(deps.clock, LOOKUP_TTL_MS, {
     keep: (account) => account !== null,
   });
+  const bots = new BotCheck();
 
   app.post(
     '/v1/collect',
@@ -93,7 +94,7 @@ export function registerCollect(app: App, deps: AppDeps): void {
         }
       }
       const userAgent = request.headers['user-agent'];
-      if (userAgent !== undefined && isbot(userAgent)) {
+      if (userAgent !== undefined && bots.isBot(userAgent)) {
         deps.metrics?.collectBots.inc();
         const sent = body?.['event_id'];
         return { event_id: typeof sent === 'string' && sent !== '' ? sent : newEventId() };

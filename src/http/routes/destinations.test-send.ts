@@ -35,7 +35,7 @@ export function registerTestDestination(app: App, deps: AppDeps): void {
         operationId: 'testDestination',
         summary: 'Send one event to a destination in test mode',
         description:
-          "Sends the given stored event (or a sample) with the destination's `test_event_code` (`TEST_TRACKWAY` when it has none) and answers with what the platform said. Nothing is recorded.",
+          "Sends the given stored event (or a sample) in the platform's test mode (the destination's `test_event_code`, `TEST_TRACKWAY` when it has none; Pinterest `?test=true`, Snapchat `/events/validate`, Reddit `test_id`, GA4 `/debug/mp/collect`) and answers with what the platform said. A platform without a test mode (Microsoft) is sent nothing: the request is built and checked, and the answer is `{ok, status_code: null, platform_response: null, payload}`. Nothing is recorded.",
         tags: ['Destinations'],
         params: DestinationIdParams,
         body: TestDestinationSchema,

@@ -516,7 +516,7 @@ export interface paths {
         put?: never;
         /**
          * Send one event to a destination in test mode
-         * @description Sends the given stored event (or a sample) with the destination's `test_event_code` (`TEST_TRACKWAY` when it has none) and answers with what the platform said. Nothing is recorded.
+         * @description Sends the given stored event (or a sample) in the platform's test mode (the destination's `test_event_code`, `TEST_TRACKWAY` when it has none; Pinterest `?test=true`, Snapchat `/events/validate`, Reddit `test_id`, GA4 `/debug/mp/collect`) and answers with what the platform said. A platform without a test mode (Microsoft) is sent nothing: the request is built and checked, and the answer is `{ok, status_code: null, platform_response: null, payload}`. Nothing is recorded.
          */
         post: operations["testDestination"];
         delete?: never;
@@ -1287,7 +1287,7 @@ export interface components {
                 /** @description The destination (`dst_…`). */
                 destination_id: string;
                 /** @description The platform (a destination `type`). */
-                platform: "meta" | "ga4" | "tiktok" | "pinterest" | "snapchat" | "reddit" | "google_ads" | "linkedin";
+                platform: "meta" | "ga4" | "tiktok" | "pinterest" | "snapchat" | "reddit" | "microsoft_ads" | "google_ads" | "linkedin";
                 /** Format: date-time */
                 forwarded_at: string;
                 /** @description What the platform returned that identifies the receipt, e.g. Meta's `fbtrace_id` and `events_received`. */
@@ -1442,7 +1442,7 @@ export interface components {
             destinations?: {
                 destination_id: string;
                 /** @description The platform (a destination `type`). */
-                platform: "meta" | "ga4" | "tiktok" | "pinterest" | "snapchat" | "reddit" | "google_ads" | "linkedin";
+                platform: "meta" | "ga4" | "tiktok" | "pinterest" | "snapchat" | "reddit" | "microsoft_ads" | "google_ads" | "linkedin";
                 would_forward: boolean;
                 /** @description Why not, when `would_forward` is false. */
                 reason?: string;
@@ -1573,7 +1573,7 @@ export interface components {
                 id: string;
                 pixel_id: string;
                 /** @description The platform (a destination `type`). */
-                type: "meta" | "ga4" | "tiktok" | "pinterest" | "snapchat" | "reddit" | "google_ads" | "linkedin";
+                type: "meta" | "ga4" | "tiktok" | "pinterest" | "snapchat" | "reddit" | "microsoft_ads" | "google_ads" | "linkedin";
                 name: string | null;
                 /** @description As sent, with secrets shown as `****` + their last 4 characters. */
                 config: {
@@ -1594,7 +1594,7 @@ export interface components {
         };
         CreateDestinationRequest: {
             /** @description The platform (a destination `type`). */
-            type: "meta" | "ga4" | "tiktok" | "pinterest" | "snapchat" | "reddit" | "google_ads" | "linkedin";
+            type: "meta" | "ga4" | "tiktok" | "pinterest" | "snapchat" | "reddit" | "microsoft_ads" | "google_ads" | "linkedin";
             name?: string;
             /** @description The type's settings, secrets included (write-only); every type also takes `event_names`. */
             config: {
@@ -1696,6 +1696,22 @@ export interface components {
             };
         } | {
             /** @constant */
+            type: "microsoft_ads";
+            /** MicrosoftAdsConfig */
+            config: {
+                /** @description The UET tag ID (Microsoft Advertising → Tools → UET tag). */
+                tag_id: string;
+                /** @description The UET tag's Conversions API token (UET tag → Use Conversions API); not the Microsoft Advertising OAuth token. */
+                access_token: string;
+                /** @description Overrides of the default event name mapping: `{"<our name>": "<platform name>"}`. */
+                event_names?: {
+                    [key: string]: string;
+                };
+                /** @description Forward only events whose `consent.ad_user_data` is `granted`; the others are `skipped`. */
+                require_consent?: boolean;
+            };
+        } | {
+            /** @constant */
             type: "google_ads";
             /** GoogleAdsConfig */
             config: {
@@ -1758,7 +1774,7 @@ export interface components {
             id: string;
             pixel_id: string;
             /** @description The platform (a destination `type`). */
-            type: "meta" | "ga4" | "tiktok" | "pinterest" | "snapchat" | "reddit" | "google_ads" | "linkedin";
+            type: "meta" | "ga4" | "tiktok" | "pinterest" | "snapchat" | "reddit" | "microsoft_ads" | "google_ads" | "linkedin";
             name: string | null;
             /** @description As sent, with secrets shown as `****` + their last 4 characters. */
             config: {
@@ -1812,10 +1828,11 @@ export interface components {
         TestDestinationResponse: {
             /** @description The platform accepted the event. */
             ok: boolean;
+            /** @description The platform’s HTTP status; null when nothing was sent or no answer came. */
             status_code: number | null;
-            /** @description The platform's answer (JSON when it is). */
+            /** @description The platform's answer (JSON when it is); null when nothing was sent. */
             platform_response: unknown;
-            /** @description The exact body sent, in the platform's test mode (`test_event_code`). */
+            /** @description The exact body sent, in the platform's test mode; for a platform without one (Microsoft), the body that would be sent, which was not. */
             payload: {
                 [key: string]: unknown;
             } | null;

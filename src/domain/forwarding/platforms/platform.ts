@@ -140,11 +140,6 @@ export interface PlatformModule {
     readonly tokenUrl: UrlSetting;
     grant(config: Record<string, unknown>): TokenGrant;
   };
-  /**
-   * False for a platform without a test mode (LinkedIn): the test send builds and checks the
-   * payload and sends nothing, so a live conversion never goes out as a "test" (contract §18).
-   */
-  readonly testMode?: boolean;
   readonly limits: {
     /** Most events one request may carry. */
     readonly eventsPerRequest: number;
@@ -184,6 +179,12 @@ export interface PlatformModule {
    * platform never refuses one event of a request.
    */
   subRequest?(request: PlatformRequest, start: number, end: number): PlatformRequest;
+  /**
+   * False for a platform without a test mode (Microsoft): the test send builds and checks the
+   * request and sends nothing, so a live conversion is never sent as a "test" (contract §18).
+   * Absent: `build` applies the platform's own test mode (`options.test`).
+   */
+  readonly testMode?: boolean;
   /** The keys of a success's receipt that `event.forwarded` carries as `platform_response`. */
   readonly receiptKeys: readonly string[];
   /** What the platform can do with an event's consent (contract §16); `build` maps it. */

@@ -8,6 +8,7 @@ import { ga4 } from './ga4/index.ts';
 import { googleAds } from './google_ads/index.ts';
 import { linkedin } from './linkedin/index.ts';
 import { meta } from './meta/index.ts';
+import { microsoftAds } from './microsoft_ads/index.ts';
 import { pinterest } from './pinterest/index.ts';
 import type { PlatformModule } from './platform.ts';
 import { reddit } from './reddit/index.ts';
@@ -21,6 +22,7 @@ export const PLATFORM_MODULES = {
   pinterest,
   snapchat,
   reddit,
+  microsoft_ads: microsoftAds,
   google_ads: googleAds,
   linkedin,
 } as const satisfies Record<string, PlatformModule>;

@@ -58,12 +58,16 @@ function createForm(pixelId: string, type: Platform): Html {
 }
 
 function answerBox(outcome: TestOutcome): Html {
-  const body =
-    typeof outcome.platform_response === 'string'
+  // A platform without a test mode (Microsoft) is sent nothing: the request was only checked.
+  const unsent = outcome.status_code === null && outcome.platform_response === null;
+  const body = unsent
+    ? 'This platform has no test mode: the request was built and checked, and not sent (a live conversion is never sent as a test).'
+    : typeof outcome.platform_response === 'string'
       ? outcome.platform_response
       : JSON.stringify(outcome.platform_response, null, 2);
+  const verdict = unsent ? 'checked, not sent' : outcome.ok ? 'accepted' : 'refused';
   return html`<section class="test-answer" aria-labelledby="answer-h">
-<h2 id="answer-h">Test send: ${outcome.ok ? 'accepted' : 'refused'}</h2>
+<h2 id="answer-h">Test send: ${verdict}</h2>
 <dl class="facts">
   <dt>Destination</dt><dd><code>${outcome.destinationId}</code></dd>
   <dt>Status code</dt><dd class="status-code">${outcome.status_code === null ? 'no answer' : String(outcome.status_code)}</dd>

@@ -2,6 +2,7 @@
 import type { Context } from '../../../domain/context.ts';
 import { listEvents } from '../../../domain/events/list-events.ts';
 import { getEventWithForwarding } from '../../../domain/forwarding/event-forwarding.ts';
+import { isPlatform, PLATFORM_MODULES } from '../../../domain/forwarding/platforms/registry.ts';
 import { formatTime, type Html, html } from '../html.ts';
 import { noPixels, pickPixel, pixelPicker } from './common.ts';
 
@@ -72,6 +73,12 @@ ${
  */
 export async function eventBody(ctx: Context, pixelId: string, eventId: string): Promise<Html> {
   const e = await getEventWithForwarding({ ctx, pixelId, eventId });
+  // The ledger names each destination as its list does: its name, else its platform's label.
+  const destinations = new Map(
+    (await ctx.store.destinations.listDestinations(ctx.account.id, pixelId)).map((d) => [d.id, d]),
+  );
+  const labelOf = (platform: string) =>
+    isPlatform(platform) ? PLATFORM_MODULES[platform].label : platform;
   const { forwarding, match_quality: mq, ...record } = e;
   const keys = (names: string[]) =>
     names.length === 0 ? '—' : names.map((k, i) => html`${i > 0 ? ', ' : ''}<code>${k}</code>`);
@@ -117,7 +124,7 @@ ${
     : forwarding.map(
         (f) => html`<article class="forwarding" aria-label="Forwarding to ${f.destination_id}">
 <dl class="facts">
-  <dt>Destination</dt><dd><a href="/dashboard/destinations?pixel_id=${encodeURIComponent(pixelId)}"><code>${f.destination_id}</code></a> (${f.platform})</dd>
+  <dt>Destination</dt><dd>${destinations.get(f.destination_id)?.name ?? labelOf(f.platform)} <span class="hint">(${labelOf(f.platform)})</span> <a href="/dashboard/destinations?pixel_id=${encodeURIComponent(pixelId)}"><code>${f.destination_id}</code></a></dd>
   <dt>Status</dt><dd><span class="status ${f.status}">${f.status}</span></dd>
   <dt>Attempts</dt><dd>${f.attempts}</dd>
   ${f.reason ? html`<dt>Reason</dt><dd>${f.reason}</dd>` : ''}
@@ -128,7 +135,7 @@ ${
   f.attempt_log.length === 0
     ? ''
     : html`<table class="attempts">
-  <caption>Requests to ${f.platform}</caption>
+  <caption>Requests to ${labelOf(f.platform)}</caption>
   <thead><tr><th scope="col">Time</th><th scope="col">Status code</th><th scope="col" class="num">Duration</th><th scope="col">Answer</th></tr></thead>
   <tbody>
   ${f.attempt_log.map(

@@ -189,4 +189,27 @@ describe('Pinterest Conversions API payload', () => {
       pinterest.mode = 'normal';
     }
   });
+
+  it('the event’s own epik (user_data.epik) is the click_id, before the page URL’s; the stand-in refuses a hashed one', async () => {
+    const now = new Date();
+    const own = forwardable({
+      event: { url: 'https://shop.example/p?epik=from-url' },
+      matchKeys: { clientIpAddress: '203.0.113.7', clientUserAgent: UA, epik: 'dj0yJnU9own' },
+    });
+    const fromUrl = forwardable({ event: { url: 'https://shop.example/p?epik=from-url' } });
+    const built = pinterestModule.build([own, fromUrl], config, { now });
+    const data = built.requests[0]!.body['data'] as Array<{ user_data: Record<string, unknown> }>;
+    assert.deepEqual(
+      data.map((e) => e.user_data['click_id']),
+      ['dj0yJnU9own', 'from-url'],
+    );
+    assert.equal((await verdictOf(built)).kind, 'success');
+    const hashed = {
+      ...built.requests[0]!,
+      body: {
+        data: [{ ...data[0]!, user_data: { ...data[0]!.user_data, click_id: sha256Hex('x') } }],
+      },
+    };
+    assert.equal((await send(pinterest.url, hashed)).status, 422);
+  });
 });

@@ -6,7 +6,7 @@
  * as usual and records nothing).
  *
  * `user_data` carries Pinterest's hashes as one-element arrays, the raw IP and user agent, and
- * the `epik` click id of the landing page's URL. Pinterest wants an email, a mobile ad id or
+ * the `epik` click id as `click_id` (the event's, else the landing page URL's). Pinterest wants an email, a mobile ad id or
  * the IP and user agent together: an event without them is skipped here rather than refused.
  * `limited_data_use` becomes `custom_data.opt_out_type: "LDP"` (Limited Data Processing).
  */
@@ -42,8 +42,9 @@ function pinterestUser(forwardable: ForwardableEvent): Record<string, unknown> {
   const raw = forwardable.matchKeys;
   if (raw?.clientIpAddress !== undefined) user['client_ip_address'] = raw.clientIpAddress;
   if (raw?.clientUserAgent !== undefined) user['client_user_agent'] = raw.clientUserAgent;
-  // Pinterest appends `epik` to an ad's link; its tag keeps it as the `_epik` cookie.
-  const epik = raw === null ? undefined : queryParam(forwardable.event.url, 'epik');
+  // Pinterest appends `epik` to an ad's link; its tag keeps it as the `_epik` cookie. The
+  // event's own (user_data.epik, or the snippet's) first; the page URL's only without one.
+  const epik = raw === null ? undefined : (raw.epik ?? queryParam(forwardable.event.url, 'epik'));
   if (epik !== undefined) user['click_id'] = epik;
   return user;
 }

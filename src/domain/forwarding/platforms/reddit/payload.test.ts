@@ -219,4 +219,43 @@ describe('Reddit Conversions API payload', () => {
       reddit.mode = 'normal';
     }
   });
+
+  it('the event’s own rdt_cid is the click_id (the page URL’s only without one); _rdt_uuid goes as user.uuid, its uuid part; the stand-in refuses the whole cookie', async () => {
+    const now = new Date();
+    const uuid = '70d79c3a-f35a-4733-92d1-b6c196544886';
+    const own = forwardable({
+      event: { url: 'https://shop.example/p?rdt_cid=from-url' },
+      matchKeys: {
+        clientIpAddress: '203.0.113.7',
+        clientUserAgent: UA,
+        rdtCid: 'own-click',
+        rdtUuid: `1754915740517.${uuid}`,
+      },
+    });
+    const fromUrl = forwardable({ event: { url: 'https://shop.example/p?rdt_cid=from-url' } });
+    const built = redditModule.build([own, fromUrl], config, { now });
+    const sent = eventsOf(built).events;
+    assert.deepEqual(
+      sent.map((e) => [e['click_id'], (e['user'] as Record<string, unknown>)['uuid']]),
+      [
+        ['own-click', uuid],
+        ['from-url', undefined],
+      ],
+    );
+    assert.equal((await verdictOf(built)).kind, 'success');
+    const whole = {
+      ...built.requests[0]!,
+      body: {
+        data: {
+          events: [
+            {
+              ...sent[0]!,
+              user: { ...(sent[0]!['user'] as object), uuid: `1754915740517.${uuid}` },
+            },
+          ],
+        },
+      },
+    };
+    assert.equal((await send(reddit.url, whole)).status, 400);
+  });
 });

@@ -8,8 +8,8 @@
  * `custom_event_name`. `value` only where Reddit takes it (purchase, add to cart, wishlist,
  * lead, sign-up, custom), as a decimal in the currency (docs/decisions.md). `user` carries the
  * hashed email, phone and external id, the SHA-256 of the IP address, the raw user agent, and
- * `data_processing_options: {modes: ["LDU"]}` for `limited_data_use`; the page URL's `rdt_cid`
- * is the `click_id`. The test send carries `test_id`.
+ * `data_processing_options: {modes: ["LDU"]}` for `limited_data_use`, and the `_rdt_uuid`
+ * cookie's uuid as `uuid`; `rdt_cid` (the event's, else the page URL's) is the `click_id`. The test send carries `test_id`.
  */
 import { sha256Hex } from '../../../events/user-data.ts';
 import type { ActionSource } from '../../match-keys.ts';
@@ -58,11 +58,19 @@ export function redditActionSource(source: ActionSource): string {
 /** A test send's `test_id` when the caller gives no code: Reddit shows it in its test view. */
 export const REDDIT_DEFAULT_TEST_ID = 'trackway-test';
 
+/** The uuid of an `_rdt_uuid` cookie (`<ms>.<uuid>`), or the value as sent when it is one. */
+export function redditUuid(cookie: string): string {
+  const parts = cookie.split('.');
+  return parts.length === 2 && /^\d+$/.test(parts[0]!) ? parts[1]! : cookie;
+}
+
 function redditUser(forwardable: ForwardableEvent): Record<string, unknown> {
   const user: Record<string, unknown> = { ...forwardable.hashes['reddit'] };
   const raw = forwardable.matchKeys;
   if (raw?.clientIpAddress !== undefined) user['ip_address'] = sha256Hex(raw.clientIpAddress);
   if (raw?.clientUserAgent !== undefined) user['user_agent'] = raw.clientUserAgent;
+  // The `_rdt_uuid` cookie is `<ms>.<uuid>`: Reddit's `uuid` is the uuid part (as stape sends).
+  if (raw?.rdtUuid !== undefined) user['uuid'] = redditUuid(raw.rdtUuid);
   if (forwardable.event.consent?.limited_data_use === true) {
     // Without a country and region Reddit geolocates, as Meta's 0 (docs/decisions.md).
     user['data_processing_options'] = { modes: ['LDU'] };
@@ -99,8 +107,9 @@ export function buildRedditRequests(
         metadata,
         user: redditUser(forwardable),
       };
-      // Reddit appends `rdt_cid` to an ad's link.
-      const click = forwardable.matchKeys === null ? undefined : queryParam(event.url, 'rdt_cid');
+      // Reddit appends `rdt_cid` to an ad's link: the event's own first, the page URL's without one.
+      const raw = forwardable.matchKeys;
+      const click = raw === null ? undefined : (raw.rdtCid ?? queryParam(event.url, 'rdt_cid'));
       if (click !== undefined) data['click_id'] = click;
       return data;
     },

@@ -191,4 +191,35 @@ describe('Snapchat Conversions API payload', () => {
       snap.mode = 'normal';
     }
   });
+
+  it('the event’s own ScCid and _scid go as sc_click_id and sc_cookie1 (the page URL’s ScCid only without one); the stand-in refuses them hashed', async () => {
+    const now = new Date();
+    const own = forwardable({
+      event: { url: 'https://shop.example/p?ScCid=from-url' },
+      matchKeys: {
+        clientIpAddress: '203.0.113.7',
+        clientUserAgent: UA,
+        scCid: 'own-click',
+        scid: '2e1c6d0a-cookie',
+      },
+    });
+    const fromUrl = forwardable({ event: { url: 'https://shop.example/p?ScCid=from-url' } });
+    const built = snapchatModule.build([own, fromUrl], config, { now });
+    const data = built.requests[0]!.body['data'] as Array<{ user_data: Record<string, unknown> }>;
+    assert.deepEqual(
+      data.map((e) => [e.user_data['sc_click_id'], e.user_data['sc_cookie1']]),
+      [
+        ['own-click', '2e1c6d0a-cookie'],
+        ['from-url', undefined],
+      ],
+    );
+    assert.equal((await verdictOf(built)).kind, 'success');
+    const hashed = {
+      ...built.requests[0]!,
+      body: {
+        data: [{ ...data[0]!, user_data: { ...data[0]!.user_data, sc_cookie1: sha256Hex('x') } }],
+      },
+    };
+    assert.equal((await send(snap.url, hashed)).status, 400);
+  });
 });

@@ -5,8 +5,9 @@
  * custom_data, data_processing_options?}]}`, at most 2,000 events each; the test send goes to
  * `/{pixel_id}/events/validate`, which checks the events and records nothing.
  *
- * `user_data` carries Snapchat's hashes as one-element arrays, the raw IP and user agent, and
- * the `ScCid` of the landing page's URL as `sc_click_id`. Snapchat wants an email, a phone, a
+ * `user_data` carries Snapchat's hashes as one-element arrays, the raw IP and user agent, the
+ * `ScCid` click id as `sc_click_id` (the event's, else the landing page URL's) and the `_scid`
+ * cookie as `sc_cookie1`. Snapchat wants an email, a phone, a
  * mobile ad id or the IP and user agent, and a purchase with its value and currency: events
  * without them are skipped here rather than refused. `limited_data_use` becomes
  * `data_processing_options: ["LDU"]` with country and state 0 (Snap geolocates).
@@ -43,9 +44,12 @@ function snapchatUser(forwardable: ForwardableEvent): Record<string, unknown> {
   const raw = forwardable.matchKeys;
   if (raw?.clientIpAddress !== undefined) user['client_ip_address'] = raw.clientIpAddress;
   if (raw?.clientUserAgent !== undefined) user['client_user_agent'] = raw.clientUserAgent;
-  // Snapchat appends `ScCid` to an ad's link.
-  const click = raw === null ? undefined : queryParam(forwardable.event.url, 'ScCid');
+  // Snapchat appends `ScCid` to an ad's link: the event's own first, the page URL's without
+  // one. Its pixel's `_scid` cookie is `sc_cookie1` (platforms.md §6.3).
+  const click =
+    raw === null ? undefined : (raw.scCid ?? queryParam(forwardable.event.url, 'ScCid'));
   if (click !== undefined) user['sc_click_id'] = click;
+  if (raw?.scid !== undefined) user['sc_cookie1'] = raw.scid;
   return user;
 }
 
