@@ -80,6 +80,33 @@ function maskAt(config: Record<string, unknown>, path: string[]): void {
   }
 }
 
+/**
+ * The config after a PATCH: omitted fields keep their values; so do the omitted fields of an
+ * object holding secrets (`oauth`), so a secret can be replaced without restating the rest.
+ * Other objects (`conversion_actions`) are replaced whole.
+ */
+function mergeConfig(
+  type: Platform,
+  current: Record<string, unknown>,
+  patch: Record<string, unknown>,
+): Record<string, unknown> {
+  const merged = { ...current, ...patch };
+  const holders = new Set(
+    platformModule(type)
+      .config.secrets.filter((f) => f.includes('.'))
+      .map((f) => f.split('.')[0]!),
+  );
+  for (const key of holders) {
+    const before = current[key];
+    const after = patch[key];
+    const isObject = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
+    if (isObject(before) && isObject(after)) {
+      merged[key] = { ...(before as object), ...(after as object) };
+    }
+  }
+  return merged;
+}
+
 export function destinationObject(d: Destination) {
   const config: Record<string, unknown> = { ...d.config };
   // The config fields that are credentials: write-only, masked in every answer.
@@ -201,7 +228,10 @@ export async function updateDestination({
         try {
           // Omitted fields keep their values, so a token can be replaced without restating
           // the rest (and without the caller ever reading the old one back).
-          config = validConfig(current.type, { ...current.config, ...input.config });
+          config = validConfig(
+            current.type,
+            mergeConfig(current.type, current.config, input.config),
+          );
         } catch (error) {
           invalid = error;
           return null;

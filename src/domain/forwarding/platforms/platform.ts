@@ -76,6 +76,38 @@ export interface ConfigField {
   placeholder: string;
   /** Shown under the field, for a setting whose effect is easy to miss. */
   warning?: string;
+  /** Its value is JSON (an object such as `conversion_actions`), not text. */
+  json?: boolean;
+}
+
+/**
+ * A form's fields as a config: a dotted name (`oauth.client_id`) is a field of an object, a
+ * `json` field's text is parsed (the field at fault and why when it is not JSON).
+ */
+export function configOfForm(
+  fields: readonly ConfigField[],
+  values: Record<string, string>,
+): { config: Record<string, unknown> } | { problem: { field: string; message: string } } {
+  const config: Record<string, unknown> = {};
+  for (const field of fields) {
+    const text = values[field.name];
+    if (text === undefined) continue;
+    let value: unknown = text;
+    if (field.json) {
+      try {
+        value = JSON.parse(text);
+      } catch {
+        return { problem: { field: field.name, message: 'must be JSON' } };
+      }
+    }
+    const [head, ...rest] = field.name.split('.') as [string, ...string[]];
+    if (rest.length === 0) config[head] = value;
+    else {
+      const inner = (config[head] ??= {}) as Record<string, unknown>;
+      inner[rest.join('.')] = value;
+    }
+  }
+  return { config };
 }
 
 /**

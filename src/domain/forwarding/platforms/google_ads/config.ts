@@ -109,6 +109,7 @@ export const GOOGLE_ADS_FORM: readonly ConfigField[] = [
   {
     name: 'conversion_actions',
     label: 'Conversion actions (JSON: event name → action ID)',
+    json: true,
     placeholder: '{"Purchase": "123456789"}',
   },
   { name: 'oauth.client_id', label: 'OAuth client ID', optional: true, placeholder: '' },

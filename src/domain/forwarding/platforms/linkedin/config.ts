@@ -50,6 +50,7 @@ export const LINKEDIN_FORM: readonly ConfigField[] = [
   {
     name: 'conversion_rules',
     label: 'Conversion rules (JSON: event name → rule ID)',
+    json: true,
     placeholder: '{"Purchase": "12345678"}',
   },
   { name: 'oauth.client_id', label: 'OAuth client ID', placeholder: '' },
