@@ -103,8 +103,9 @@ export function configOfForm(
     const [head, ...rest] = field.name.split('.') as [string, ...string[]];
     if (rest.length === 0) config[head] = value;
     else {
-      const inner = (config[head] ??= {}) as Record<string, unknown>;
+      const inner = (config[head] ?? {}) as Record<string, unknown>;
       inner[rest.join('.')] = value;
+      config[head] = inner;
     }
   }
   return { config };
