@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { ConfigError, configurationTable, loadConfig, processesFor } from './config.ts';
+import { PLATFORM_MODULES, PLATFORMS } from './domain/forwarding/platforms/registry.ts';
 import { maskCredentials } from './redact.ts';
 
 const refused = (env: Record<string, string>) => {
@@ -30,15 +31,16 @@ describe('loadConfig', () => {
       logLevel: 'info',
       webhookRetrySchedule: [5, 300, 1800, 7200, 18000, 36000, 36000],
       forwardRetrySchedule: [5, 300, 1800, 7200, 18000, 36000, 36000],
-      platformUrls: {
-        meta: 'https://graph.facebook.com/v24.0',
-        ga4: 'https://www.google-analytics.com',
-        tiktok: 'https://business-api.tiktok.com/open_api/v1.3',
-        pinterest: 'https://api.pinterest.com/v5',
-        microsoft_ads: 'https://capi.uet.microsoft.com/v1',
-        snapchat: 'https://tr.snapchat.com/v3',
-        reddit: 'https://ads-api.reddit.com/api/v3',
-      },
+      // Each module's own default (its module cites it): this checks they are what config reads.
+      platformUrls: Object.fromEntries(
+        PLATFORMS.map((type) => [type, PLATFORM_MODULES[type].baseUrl.default]),
+      ),
+      tokenUrls: Object.fromEntries(
+        PLATFORMS.flatMap((type) => {
+          const auth = PLATFORM_MODULES[type].auth;
+          return auth ? [[type, auth.tokenUrl.default]] : [];
+        }),
+      ),
       webhookAllowPrivate: false,
       webhookAllowHttp: false,
       worker: true,

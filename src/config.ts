@@ -126,6 +126,8 @@ function trustedProxies(raw: string): TrustedProxies {
 
 /** A platform's base-URL variable, `TRACKWAY_<TYPE>_API_URL` (each module names its own). */
 type PlatformUrlKey = `TRACKWAY_${string}_API_URL`;
+/** A platform's OAuth token URL variable (`TRACKWAY_GOOGLE_OAUTH_URL` …). */
+type TokenUrlKey = `TRACKWAY_${string}_OAUTH_URL`;
 const baseUrlSetting = (doc: SettingDoc) => setting(doc, baseUrl);
 
 function baseUrl(raw: string): string {
@@ -235,6 +237,16 @@ export const ConfigSchema = Type.Object({
       return [env, baseUrlSetting({ default: url, description, accepts: 'an http(s) URL' })];
     }),
   ) as Record<PlatformUrlKey, ReturnType<typeof baseUrlSetting>>),
+  // The token URL of each platform whose access token the service obtains (OAuth), declared by
+  // its module the same way.
+  ...(Object.fromEntries(
+    PLATFORMS.flatMap((type) => {
+      const auth = PLATFORM_MODULES[type].auth;
+      if (!auth) return [];
+      const { env, default: url, description } = auth.tokenUrl;
+      return [[env, baseUrlSetting({ default: url, description, accepts: 'an http(s) URL' })]];
+    }),
+  ) as Record<TokenUrlKey, ReturnType<typeof baseUrlSetting>>),
   TRACKWAY_WEBHOOK_ALLOW_PRIVATE: setting(
     {
       default: 'false',
@@ -300,6 +312,8 @@ export interface Config {
   webhookRetrySchedule: number[];
   forwardRetrySchedule: number[];
   platformUrls: Record<Platform, string>;
+  /** Token URLs of the platforms whose module declares `auth`. */
+  tokenUrls: Partial<Record<Platform, string>>;
   webhookAllowPrivate: boolean;
   webhookAllowHttp: boolean;
   worker: boolean;
@@ -327,6 +341,15 @@ function fromSettings(s: Settings): Config {
         ],
       ]),
     ) as Record<Platform, string>,
+    tokenUrls: Object.fromEntries(
+      PLATFORMS.flatMap((type) => {
+        const auth = PLATFORM_MODULES[type].auth;
+        if (!auth) return [];
+        return [
+          [type, (s as unknown as Record<TokenUrlKey, string>)[auth.tokenUrl.env as TokenUrlKey]],
+        ];
+      }),
+    ),
     webhookAllowPrivate: s.TRACKWAY_WEBHOOK_ALLOW_PRIVATE,
     webhookAllowHttp: s.TRACKWAY_WEBHOOK_ALLOW_HTTP,
     worker: s.TRACKWAY_WORKER,

@@ -6,6 +6,7 @@ import { lookup } from 'node:dns/promises';
 import type { Logger } from 'pino';
 import { AggregatorRegistry } from 'prom-client';
 import { type Config, ConfigError, loadConfig } from './config.ts';
+import { createAccessTokens } from './delivery/access-tokens.ts';
 import { ForwardingWorker } from './delivery/forwarding-worker.ts';
 import { createPlatformGateway, createPlatformSender } from './delivery/platform-sender.ts';
 import { createSender } from './delivery/sender.ts';
@@ -117,6 +118,8 @@ export function startWorker(
   // Forwarding to ad platforms: the same model, its own loop, so a slow platform never holds
   // a webhook delivery back (nor the other way round).
   const platformSender = createPlatformSender();
+  // OAuth access tokens (Google Ads, LinkedIn): in this process's memory only.
+  const tokens = createAccessTokens({ urls: config.tokenUrls });
   const forwarder = new ForwardingWorker({
     store: store.forwarding,
     source: store.matchKeys,
@@ -125,6 +128,7 @@ export function startWorker(
     logger,
     schedule: config.forwardRetrySchedule,
     baseUrls: config.platformUrls,
+    tokens,
     ...(metrics && { metrics }),
   });
   forwarder.start();
@@ -137,7 +141,7 @@ export function startWorker(
     },
     async stop() {
       await Promise.all([worker.stop(), forwarder.stop()]);
-      await Promise.all([sender.close(), platformSender.close()]);
+      await Promise.all([sender.close(), platformSender.close(), tokens.close()]);
     },
   };
 }
@@ -315,7 +319,11 @@ export async function startServer(
       });
     }
     // Destination test sends go where the worker sends (TRACKWAY_META_API_URL …).
-    const platforms = createPlatformGateway(config.platformUrls);
+    const platforms = createPlatformGateway(
+      config.platformUrls,
+      createPlatformSender(),
+      createAccessTokens({ urls: config.tokenUrls }),
+    );
     opened.push(() => platforms.close());
     const app = await buildApp({
       platforms,

@@ -25,6 +25,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { type AccessTokens, createAccessTokens } from '../src/delivery/access-tokens.ts';
 import { ForwardingWorker } from '../src/delivery/forwarding-worker.ts';
 import { createPlatformSender, type PlatformSender } from '../src/delivery/platform-sender.ts';
 import {
@@ -45,7 +46,7 @@ import {
   testStores,
 } from './harness.ts';
 import { testLogger } from './log-capture.ts';
-import { STAND_INS, type StandIn } from './platforms/stand-ins.ts';
+import { STAND_INS, type StandIn, tokenUrlsOf } from './platforms/stand-ins.ts';
 import { runCli, type ServerProcess, startServerProcess } from './process.ts';
 import { TEST_REDIS_URL } from './redis.ts';
 
@@ -120,6 +121,14 @@ async function crashScenario(store: (typeof STORES)[number], kill: 'held' | 'ran
     ...(await store.env(kill)),
     ...Object.fromEntries(
       PLATFORMS.map((type) => [PLATFORM_MODULES[type].baseUrl.env, standIns[type].baseUrl]),
+    ),
+    // The token URLs of the platforms whose access token the service obtains (OAuth).
+    ...Object.fromEntries(
+      PLATFORMS.flatMap((type) => {
+        const auth = PLATFORM_MODULES[type].auth;
+        const url = standIns[type].tokenUrl;
+        return auth && url ? [[auth.tokenUrl.env, url]] : [];
+      }),
     ),
     TRACKWAY_FORWARD_RETRY_SCHEDULE: Array(30).fill('1').join(','),
   };
@@ -337,13 +346,16 @@ for (const kind of await testStores()) {
     let sender: PlatformSender;
     let worker: ForwardingWorker;
     let standIns: StandIns;
+    let tokens: AccessTokens;
 
     before(async () => {
       standIns = await startStandIns();
       const urls = Object.fromEntries(
         PLATFORMS.map((type) => [type, standIns[type].baseUrl]),
       ) as Record<Platform, string>;
-      h = await startHarness(kind, { platformUrls: urls });
+      const tokenUrls = tokenUrlsOf(standIns);
+      tokens = createAccessTokens({ urls: tokenUrls });
+      h = await startHarness(kind, { platformUrls: urls, tokenUrls });
       acme = await h.account('enterprise');
       // Patient: a hanging platform's request stays open for the whole test.
       sender = createPlatformSender({ timeoutMs: 120_000 });
@@ -355,6 +367,7 @@ for (const kind of await testStores()) {
         logger: testLogger(),
         schedule: Array(40).fill(0.2),
         baseUrls: urls,
+        tokens,
         pollMs: 50,
       });
       worker.start();
@@ -362,6 +375,7 @@ for (const kind of await testStores()) {
     after(async () => {
       await worker.stop();
       await sender.close();
+      await tokens.close();
       for (const type of PLATFORMS) await standIns[type].close();
       await h.close();
     });

@@ -11,7 +11,8 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from '../src/config.ts';
-import { createPlatformGateway } from '../src/delivery/platform-sender.ts';
+import { createAccessTokens } from '../src/delivery/access-tokens.ts';
+import { createPlatformGateway, createPlatformSender } from '../src/delivery/platform-sender.ts';
 import { createAccount } from '../src/domain/accounts/accounts.ts';
 import type { PlanName } from '../src/domain/accounts/plans.ts';
 import { CommitSignal } from '../src/domain/commits.ts';
@@ -219,6 +220,8 @@ export interface HarnessOptions {
   metrics?: Metrics;
   /** Where destination test sends go (a local platform server), by platform. */
   platformUrls?: Record<Platform, string>;
+  /** Where test sends get OAuth tokens (a local stand-in), by platform. */
+  tokenUrls?: Partial<Record<Platform, string>>;
   /** The app's logger, for a test that reads what is logged (defaults to the capture). */
   logger?: Logger;
   /** Live-tail slots (e.g. Redis-backed, shared by two apps); per app when left out. */
@@ -236,7 +239,13 @@ export async function startHarness(
   const adapter = await kind.open(commits);
   const store = adapter;
   const clock = new TestClock();
-  const platforms = options.platformUrls ? createPlatformGateway(options.platformUrls) : undefined;
+  const platforms = options.platformUrls
+    ? createPlatformGateway(
+        options.platformUrls,
+        createPlatformSender(),
+        createAccessTokens({ urls: options.tokenUrls ?? {} }),
+      )
+    : undefined;
   const app = await buildApp({
     store,
     clock,

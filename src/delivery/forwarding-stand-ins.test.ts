@@ -10,13 +10,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type Harness, startHarness, type TestAccount, testStores } from '../../test/harness.ts';
 import { testLogger } from '../../test/log-capture.ts';
-import { STAND_INS, type StandIn } from '../../test/platforms/stand-ins.ts';
+import { STAND_INS, type StandIn, tokenUrlsOf } from '../../test/platforms/stand-ins.ts';
 import {
   PLATFORMS,
   type Platform,
   platformModule,
 } from '../domain/forwarding/platforms/registry.ts';
 import { systemClock } from '../domain/ports.ts';
+import { type AccessTokens, createAccessTokens } from './access-tokens.ts';
 import { ForwardingWorker } from './forwarding-worker.ts';
 import { createPlatformSender, type PlatformSender } from './platform-sender.ts';
 
@@ -34,6 +35,7 @@ for (const kind of await testStores()) {
     let acme: TestAccount;
     let sender: PlatformSender;
     let worker: ForwardingWorker;
+    let tokens: AccessTokens;
     const standIns = {} as Record<Platform, StandIn>;
 
     before(async () => {
@@ -42,7 +44,9 @@ for (const kind of await testStores()) {
         Platform,
         string
       >;
-      h = await startHarness(kind, { platformUrls: urls });
+      const tokenUrls = tokenUrlsOf(standIns);
+      tokens = createAccessTokens({ urls: tokenUrls });
+      h = await startHarness(kind, { platformUrls: urls, tokenUrls });
       acme = await h.account('enterprise');
       sender = createPlatformSender({ timeoutMs: 2_000 });
       worker = new ForwardingWorker({
@@ -53,6 +57,7 @@ for (const kind of await testStores()) {
         logger: testLogger(),
         schedule: [0.05, 0.05, 0.05],
         baseUrls: urls,
+        tokens,
         pollMs: 50,
       });
       worker.start();
@@ -60,6 +65,7 @@ for (const kind of await testStores()) {
     after(async () => {
       await worker.stop();
       await sender.close();
+      await tokens.close();
       for (const type of PLATFORMS) await standIns[type].close();
       await h.close();
     });

@@ -35,7 +35,8 @@ import type {
   Timers,
 } from '../domain/ports.ts';
 import { decideNext } from '../domain/webhooks/retry-policy.ts';
-import type { PlatformSender } from './platform-sender.ts';
+import { type AccessTokens, createAccessTokens } from './access-tokens.ts';
+import { type PlatformSender, sendAuthorized } from './platform-sender.ts';
 import { type Look, WorkLoop } from './work-loop.ts';
 
 /** What the worker records, shaped as prom-client's counters and histograms. */
@@ -55,6 +56,11 @@ export interface ForwardingWorkerOptions {
   schedule: number[];
   /** Base URLs by platform (TRACKWAY_META_API_URL …). */
   baseUrls: Record<Platform, string>;
+  /**
+   * The OAuth access tokens of the platforms whose module declares `auth`; one of its own,
+   * at the modules' default token URLs, if not given.
+   */
+  tokens?: AccessTokens;
   /** Events per request, at most the platform's maximum (benchmarks and tests lower it). */
   batchSize?: Partial<Record<Platform, number>>;
   /** Destinations with a batch in flight at once. */
@@ -95,8 +101,12 @@ export class ForwardingWorker {
   private readonly concurrency: number;
   private readonly leaseMs: number;
   private readonly random: () => number;
+  private readonly tokens: AccessTokens;
+  private readonly ownTokens: boolean;
 
   constructor(private readonly options: ForwardingWorkerOptions) {
+    this.ownTokens = options.tokens === undefined;
+    this.tokens = options.tokens ?? createAccessTokens();
     this.concurrency = options.concurrency ?? 32;
     // Twice the 15 s a request may take: a batch cut short by a crash comes back within 30 s.
     // A bisection outliving it may be resent by another worker (at least once; Meta
@@ -132,6 +142,7 @@ export class ForwardingWorker {
   /** Stops claiming, then waits for the batches in flight to be settled. */
   async stop(): Promise<void> {
     await Promise.all([this.loop.stop(), this.replays.stop()]);
+    if (this.ownTokens) await this.tokens.close();
   }
 
   private async claimReplay(now: Date): Promise<Look> {
@@ -431,12 +442,18 @@ export class ForwardingWorker {
   ): Promise<void> {
     const adapter = platformModule(d.type);
     const attemptedAt = this.options.clock.now();
-    const { answer, durationMs } = await this.options.sender.send(
+    const sent = await sendAuthorized(
+      this.options.sender,
+      this.tokens,
+      d.type,
+      d.config,
       requestUrl(this.options.baseUrls[d.type], request),
       request,
     );
+    const { answer, durationMs } = sent;
     this.options.metrics?.forwardRequestDuration.observe({ platform: d.type }, durationMs / 1000);
-    const verdict = adapter.classify(answer, this.options.clock.now());
+    // A token refused or unavailable is decided before the platform answers.
+    const verdict = sent.verdict ?? adapter.classify(answer, this.options.clock.now());
     const attempt: ForwardAttempt = {
       attemptedAt,
       statusCode: answer.kind === 'response' ? answer.status : null,

@@ -6,9 +6,10 @@
  */
 import { Agent, request } from 'undici';
 import { type PlatformRequest, requestUrl } from '../domain/forwarding/model.ts';
-import type { PlatformAnswer } from '../domain/forwarding/platform-response.ts';
-import type { Platform } from '../domain/forwarding/platforms/registry.ts';
-import type { PlatformGateway } from '../domain/ports.ts';
+import type { PlatformAnswer, Verdict } from '../domain/forwarding/platform-response.ts';
+import { type Platform, platformModule } from '../domain/forwarding/platforms/registry.ts';
+import type { PlatformGateway, SentRequest } from '../domain/ports.ts';
+import { type AccessTokens, createAccessTokens, type TokenOutcome } from './access-tokens.ts';
 
 /** The most of an answer read: classifiers parse the error body; the ledger keeps 1 KB. */
 const MAX_ANSWER_BYTES = 64 * 1024;
@@ -78,14 +79,71 @@ export function createPlatformSender(options: { timeoutMs?: number } = {}): Plat
   };
 }
 
+/** A token that could not be had, as the answer the ledger keeps and the verdict it makes. */
+function tokenFailure(failure: Exclude<TokenOutcome, { kind: 'token' }>, durationMs: number) {
+  const verdict: Verdict =
+    failure.kind === 'refused'
+      ? { kind: 'auth', message: failure.message }
+      : { kind: 'transient', message: failure.message };
+  const answer: PlatformAnswer =
+    failure.status === null
+      ? { kind: 'network', message: failure.message }
+      : { kind: 'response', status: failure.status, body: failure.message };
+  return { answer, durationMs, verdict };
+}
+
+/**
+ * Sends one request to its platform; for a platform whose module declares `auth`, with the
+ * destination's access token, renewed and sent once more after a 401 (the token may have been
+ * revoked or expired early). A grant the provider refuses comes back as an `auth` verdict (the
+ * destination is suspended), a token that could not be had now as a `transient` one.
+ */
+export async function sendAuthorized(
+  sender: PlatformSender,
+  tokens: AccessTokens,
+  platform: Platform,
+  config: Record<string, unknown>,
+  url: string,
+  platformRequest: PlatformRequest,
+): Promise<SentRequest> {
+  if (!platformModule(platform).auth) return sender.send(url, platformRequest);
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  const withToken = (token: string) =>
+    sender.send(url, {
+      ...platformRequest,
+      headers: { ...platformRequest.headers, authorization: `Bearer ${token}` },
+    });
+  let got = await tokens.token(platform, config);
+  if (got.kind !== 'token') return tokenFailure(got, elapsed());
+  let sent = await withToken(got.token);
+  if (sent.answer.kind === 'response' && sent.answer.status === 401) {
+    got = await tokens.token(platform, config, got.token);
+    if (got.kind !== 'token') return tokenFailure(got, elapsed());
+    sent = await withToken(got.token);
+  }
+  return { ...sent, durationMs: elapsed() };
+}
+
 /** A sender bound to the platforms' base URLs: what the test-send route uses. */
 export function createPlatformGateway(
   baseUrls: Record<Platform, string>,
   sender: PlatformSender = createPlatformSender(),
+  tokens: AccessTokens = createAccessTokens(),
 ): PlatformGateway & { close(): Promise<void> } {
   return {
-    send: (platform, platformRequest) =>
-      sender.send(requestUrl(baseUrls[platform], platformRequest), platformRequest),
-    close: () => sender.close(),
+    send: (platform, platformRequest, config) =>
+      sendAuthorized(
+        sender,
+        tokens,
+        platform,
+        config,
+        requestUrl(baseUrls[platform], platformRequest),
+        platformRequest,
+      ),
+    close: async () => {
+      await sender.close();
+      await tokens.close();
+    },
   };
 }

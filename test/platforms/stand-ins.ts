@@ -5,7 +5,9 @@
 import { createHash } from 'node:crypto';
 import { PLATFORMS, type Platform } from '../../src/domain/forwarding/platforms/registry.ts';
 import { startGa4Server } from './ga4-server.ts';
+import { startGoogleAdsServer } from './google-ads-server.ts';
 import type { PlatformServer, ReceivedRequest } from './http-server.ts';
+import { startLinkedinServer } from './linkedin-server.ts';
 import { startMetaServer } from './meta-server.ts';
 import { startMicrosoftAdsServer } from './microsoft-ads-server.ts';
 import { startPinterestServer } from './pinterest-server.ts';
@@ -21,7 +23,13 @@ export interface StandIn {
   /** Events it was sent again and deduplicated. */
   duplicates(): number;
   /** The config of a destination that reaches it. */
-  config: Record<string, string>;
+  config: Record<string, unknown>;
+  /** Its OAuth token URL, for a platform whose module declares `auth`. */
+  tokenUrl?: string;
+  /** Makes the access tokens it issued expire: the next request with one gets a 401. */
+  expireTokens?(): void;
+  /** Access tokens it issued so far. */
+  tokensIssued?(): number;
   /**
    * What a website event carries in `user_data` for this platform, beyond email, IP and UA:
    * what it needs (GA4's client id) and its click ids and cookies (contract §18).
@@ -71,6 +79,15 @@ export function baseUrlsFor(
     Platform,
     string
   >;
+}
+
+/** The token URLs of the stand-ins that have one (`TRACKWAY_<…>_OAUTH_URL`). */
+export function tokenUrlsOf(
+  standIns: Partial<Record<Platform, StandIn>>,
+): Partial<Record<Platform, string>> {
+  return Object.fromEntries(
+    Object.entries(standIns).flatMap(([type, s]) => (s?.tokenUrl ? [[type, s.tokenUrl]] : [])),
+  );
 }
 
 const byEventId = (e: unknown) => String((e as { event_id: string }).event_id);
@@ -274,6 +291,72 @@ export const STAND_INS: Record<Platform, () => Promise<StandIn>> = {
       tagsIn: (r) => dataOf(r).map(uetEventId),
       server,
       poison: poisoner(server, uetEventId),
+      modes: ['expired', 'throttled'],
+      close: () => server.close(),
+    };
+  },
+  google_ads: async () => {
+    const server = await startGoogleAdsServer();
+    const [purchase, lead, view] = [...server.conversionActions];
+    // Google keeps our event id as the transaction id.
+    const transactionId = (e: unknown) => String((e as { transactionId: string }).transactionId);
+    return {
+      baseUrl: server.url,
+      tokenUrl: server.tokenUrl,
+      expireTokens: () => server.expireTokens(),
+      tokensIssued: () => server.tokensIssued.refresh_token + server.tokensIssued.jwt_bearer,
+      events: server.events as unknown[],
+      duplicates: () => server.duplicates,
+      config: {
+        customer_id: server.customerId,
+        conversion_actions: { Purchase: purchase, Lead: lead, PageView: view },
+        oauth: server.oauth,
+      },
+      userData: (person) => ({ gclid: `gclid-${person}` }),
+      keysOf: (e) => fieldsOf((e as { adIdentifiers?: unknown }).adIdentifiers, { gclid: 'gclid' }),
+      expectedKeys: (person) => ({ gclid: `gclid-${person}` }),
+      personOf: transactionId,
+      keepsEventId: true,
+      tagOf: transactionId,
+      tagsIn: (r) =>
+        ((r.json as { events?: unknown[] } | undefined)?.events ?? []).map(transactionId),
+      server,
+      poison: poisoner(server, transactionId),
+      modes: ['expired', 'throttled'],
+      close: () => server.close(),
+    };
+  },
+  linkedin: async () => {
+    const server = await startLinkedinServer();
+    const [purchase, lead, view] = [...server.rules];
+    const eventId = (e: unknown) => String((e as { eventId: string }).eventId);
+    return {
+      baseUrl: server.url,
+      tokenUrl: server.tokenUrl,
+      expireTokens: () => server.expireTokens(),
+      tokensIssued: () => server.tokensIssued,
+      events: server.events as unknown[],
+      duplicates: () => server.duplicates,
+      config: {
+        ad_account_id: server.adAccountId,
+        conversion_rules: { Purchase: purchase, Lead: lead, PageView: view },
+        oauth: server.oauth,
+      },
+      userData: (person) => ({ li_fat_id: `fat-${person}` }),
+      keysOf: (e) => {
+        const ids = (e as { user: { userIds: Array<{ idType: string; idValue: string }> } }).user
+          .userIds;
+        const fat = ids.find((id) => id.idType === 'LINKEDIN_FIRST_PARTY_ADS_TRACKING_UUID');
+        return fat ? { li_fat_id: fat.idValue } : {};
+      },
+      expectedKeys: (person) => ({ li_fat_id: `fat-${person}` }),
+      personOf: eventId,
+      keepsEventId: true,
+      tagOf: eventId,
+      tagsIn: (r) =>
+        ((r.json as { elements?: unknown[] } | undefined)?.elements ?? []).map(eventId),
+      server,
+      poison: poisoner(server, eventId),
       modes: ['expired', 'throttled'],
       close: () => server.close(),
     };

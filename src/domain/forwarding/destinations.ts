@@ -51,7 +51,11 @@ function validConfig(type: Platform, config: unknown): Record<string, unknown> {
     }
     throw error;
   }
+  const problem = platformModule(type).config.check?.(valid);
+  if (problem) throw invalidField(`config.${problem.field}`, problem.message);
   for (const field of platformModule(type).config.secrets) {
+    // A top-level secret travels in a header or a query (a nested one, such as a private key
+    // that only signs, has its own rules in the module's check).
     const value = valid[field];
     if (typeof value === 'string' && !HEADER_SAFE.test(value)) {
       throw invalidField(
@@ -63,12 +67,50 @@ function validConfig(type: Platform, config: unknown): Record<string, unknown> {
   return valid;
 }
 
+/** Masks the secret at `path` in `config` (a copy of each object on the way: never the stored one). */
+function maskAt(config: Record<string, unknown>, path: string[]): void {
+  const [head, ...rest] = path as [string, ...string[]];
+  const value = config[head];
+  if (rest.length === 0) {
+    if (typeof value === 'string') config[head] = maskSecret(value);
+  } else if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    const copy = { ...(value as Record<string, unknown>) };
+    config[head] = copy;
+    maskAt(copy, rest);
+  }
+}
+
+/**
+ * The config after a PATCH: omitted fields keep their values; so do the omitted fields of an
+ * object holding secrets (`oauth`), so a secret can be replaced without restating the rest.
+ * Other objects (`conversion_actions`) are replaced whole.
+ */
+function mergeConfig(
+  type: Platform,
+  current: Record<string, unknown>,
+  patch: Record<string, unknown>,
+): Record<string, unknown> {
+  const merged = { ...current, ...patch };
+  const holders = new Set(
+    platformModule(type)
+      .config.secrets.filter((f) => f.includes('.'))
+      .map((f) => f.split('.')[0]!),
+  );
+  for (const key of holders) {
+    const before = current[key];
+    const after = patch[key];
+    const isObject = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
+    if (isObject(before) && isObject(after)) {
+      merged[key] = { ...(before as object), ...(after as object) };
+    }
+  }
+  return merged;
+}
+
 export function destinationObject(d: Destination) {
   const config: Record<string, unknown> = { ...d.config };
   // The config fields that are credentials: write-only, masked in every answer.
-  for (const field of platformModule(d.type).config.secrets) {
-    if (typeof config[field] === 'string') config[field] = maskSecret(config[field]);
-  }
+  for (const field of platformModule(d.type).config.secrets) maskAt(config, field.split('.'));
   return {
     id: d.id,
     pixel_id: d.pixelId,
@@ -186,7 +228,10 @@ export async function updateDestination({
         try {
           // Omitted fields keep their values, so a token can be replaced without restating
           // the rest (and without the caller ever reading the old one back).
-          config = validConfig(current.type, { ...current.config, ...input.config });
+          config = validConfig(
+            current.type,
+            mergeConfig(current.type, current.config, input.config),
+          );
         } catch (error) {
           invalid = error;
           return null;

@@ -176,8 +176,9 @@ export async function testDestination({
       payload: maskIdentifiers(request.body, raw),
     };
   }
-  const { answer } = await platforms.send(destination.type, request);
-  const verdict = adapter.classify(answer, ctx.clock.now());
+  const sent = await platforms.send(destination.type, request, config);
+  const { answer } = sent;
+  const verdict = sent.verdict ?? adapter.classify(answer, ctx.clock.now());
   const text = answer.kind === 'response' ? answer.body : answer.message;
   // What was sent and what came back, with the raw match keys masked (a platform may quote a
   // value it objects to): the answer shows no more than the record does; hashes stay hashes.

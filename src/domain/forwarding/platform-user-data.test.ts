@@ -119,9 +119,14 @@ describe('per-platform user_data at ingestion', () => {
     assert.equal(hashes['ga4']!.sha256_email_address, hashed);
     assert.equal(hashes['tiktok']!.email, hashed);
     assert.deepEqual(location, { ga4: {}, tiktok: {} });
-    const all = JSON.stringify(
-      platformUserData({ email: 'jane@example.com', phone: '+18005550100', zip: '94107' }),
-    );
+    const kept = platformUserData({
+      email: 'jane@example.com',
+      phone: '+18005550100',
+      zip: '94107',
+    });
+    // Google Ads takes an address's postal code unhashed: a location, kept with the 7-day keys.
+    assert.deepEqual(kept.location['google_ads'], { postal_code: '94107' });
+    const all = JSON.stringify({ ...kept, location: { ...kept.location, google_ads: null } });
     for (const raw of ['jane@example.com', '18005550100', '94107']) assert.ok(!all.includes(raw));
   });
 

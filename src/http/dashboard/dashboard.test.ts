@@ -62,6 +62,20 @@ for (const kind of await testStores()) {
       return { res, setCookie, cookie: setCookie.split(';')[0]! };
     }
 
+    /** A stand-in's config as the add form's fields (dotted names; JSON fields as text). */
+    const formOf = (type: Platform, config: Record<string, unknown>) => {
+      const form: Record<string, string> = {};
+      for (const field of PLATFORM_MODULES[type].config.form) {
+        const [head, ...rest] = field.name.split('.') as [string, ...string[]];
+        const value =
+          rest.length === 0
+            ? config[head]
+            : (config[head] as Record<string, unknown> | undefined)?.[rest.join('.')];
+        if (value !== undefined)
+          form[field.name] = field.json ? JSON.stringify(value) : String(value);
+      }
+      return form;
+    };
     const get = (cookie: string, url: string) =>
       h.app.inject({ method: 'GET', url, headers: { cookie } });
     const post = (cookie: string, url: string, form: Record<string, string | string[]> = {}) => {
@@ -183,7 +197,7 @@ for (const kind of await testStores()) {
           const added = await post(cookie, `/dashboard/pixels/${pixelId}/destinations`, {
             type,
             name: `My ${type}`,
-            ...standIn.config,
+            ...formOf(type, standIn.config),
           });
           assert.equal(added.statusCode, 303, `${type}: ${added.body.slice(0, 500)}`);
         } finally {

@@ -17,6 +17,7 @@ import {
   replayDestination,
   testDestination,
 } from '../../domain/forwarding/event-forwarding.ts';
+import { type ConfigField, configOfForm } from '../../domain/forwarding/platforms/platform.ts';
 import { isPlatform } from '../../domain/forwarding/platforms/registry.ts';
 import { createKey, revokeKey } from '../../domain/keys/keys.ts';
 import { CreateKeySchema } from '../../domain/keys/schemas.ts';
@@ -258,10 +259,13 @@ export function registerScreens(
       const pixelId = request.params.pixel_id;
       const type = one(request.body, 'type') ?? '';
       const fields = isPlatform(type) ? CONFIG_FIELDS[type] : [];
-      const config = input(
-        (v) => v as Record<string, unknown>,
-        request.body,
-        fields.map((f) => f.name),
+      const config = formConfig(
+        fields,
+        input(
+          (v) => v as Record<string, string>,
+          request.body,
+          fields.map((f) => f.name),
+        ),
       );
       // Every type's config takes require_consent (contract §16): a checkbox on every form.
       if (one(request.body, 'require_consent') === 'true') config['require_consent'] = true;
@@ -320,9 +324,12 @@ export function registerScreens(
     async (request, ctx) => {
       const { pixel_id: pixelId, destination_id: id } = request.params;
       const current = await getDestinationType(ctx, pixelId, id);
-      const config: Record<string, string> = {};
+      const given: Record<string, string> = {};
       for (const field of secretFields(current)) {
         const value = one(request.body, field.name)?.trim();
+        // An optional secret (one of two credentials: Google's OAuth or service account) may
+        // be left empty; a required one may not.
+        if (!value && field.optional) continue;
         if (!value) {
           throw new TrackwayError(
             'invalid_request',
@@ -330,8 +337,9 @@ export function registerScreens(
             `config.${field.name}`,
           );
         }
-        config[field.name] = value;
+        given[field.name] = value;
       }
+      const config = formConfig(secretFields(current), given);
       await updateDestination({ ctx, pixelId, id, input: validUpdateDestination({ config }) });
       // Redirected: the new secret is never rendered back, not even masked on this response.
       return destinationUrl(request.params, 'credentials-saved');
@@ -554,3 +562,17 @@ function list(form: Form, key: string): string[] {
 
 const isInvalid = (error: unknown): error is TrackwayError =>
   error instanceof TrackwayError && error.code === 'invalid_request';
+
+/** A destination form's fields as its config (nested and JSON fields: `configOfForm`). */
+function formConfig(fields: readonly ConfigField[], values: Record<string, string>) {
+  const made = configOfForm(fields, values);
+  if ('problem' in made) {
+    const { field, message } = made.problem;
+    throw new TrackwayError(
+      'invalid_request',
+      `Invalid field: config.${field} ${message}`,
+      `config.${field}`,
+    );
+  }
+  return made.config;
+}

@@ -1287,7 +1287,7 @@ export interface components {
                 /** @description The destination (`dst_…`). */
                 destination_id: string;
                 /** @description The platform (a destination `type`). */
-                platform: "meta" | "ga4" | "tiktok" | "pinterest" | "snapchat" | "reddit" | "microsoft_ads";
+                platform: "meta" | "ga4" | "tiktok" | "pinterest" | "snapchat" | "reddit" | "microsoft_ads" | "google_ads" | "linkedin";
                 /** Format: date-time */
                 forwarded_at: string;
                 /** @description What the platform returned that identifies the receipt, e.g. Meta's `fbtrace_id` and `events_received`. */
@@ -1442,7 +1442,7 @@ export interface components {
             destinations?: {
                 destination_id: string;
                 /** @description The platform (a destination `type`). */
-                platform: "meta" | "ga4" | "tiktok" | "pinterest" | "snapchat" | "reddit" | "microsoft_ads";
+                platform: "meta" | "ga4" | "tiktok" | "pinterest" | "snapchat" | "reddit" | "microsoft_ads" | "google_ads" | "linkedin";
                 would_forward: boolean;
                 /** @description Why not, when `would_forward` is false. */
                 reason?: string;
@@ -1573,7 +1573,7 @@ export interface components {
                 id: string;
                 pixel_id: string;
                 /** @description The platform (a destination `type`). */
-                type: "meta" | "ga4" | "tiktok" | "pinterest" | "snapchat" | "reddit" | "microsoft_ads";
+                type: "meta" | "ga4" | "tiktok" | "pinterest" | "snapchat" | "reddit" | "microsoft_ads" | "google_ads" | "linkedin";
                 name: string | null;
                 /** @description As sent, with secrets shown as `****` + their last 4 characters. */
                 config: {
@@ -1594,7 +1594,7 @@ export interface components {
         };
         CreateDestinationRequest: {
             /** @description The platform (a destination `type`). */
-            type: "meta" | "ga4" | "tiktok" | "pinterest" | "snapchat" | "reddit" | "microsoft_ads";
+            type: "meta" | "ga4" | "tiktok" | "pinterest" | "snapchat" | "reddit" | "microsoft_ads" | "google_ads" | "linkedin";
             name?: string;
             /** @description The type's settings, secrets included (write-only); every type also takes `event_names`. */
             config: {
@@ -1710,13 +1710,71 @@ export interface components {
                 /** @description Forward only events whose `consent.ad_user_data` is `granted`; the others are `skipped`. */
                 require_consent?: boolean;
             };
+        } | {
+            /** @constant */
+            type: "google_ads";
+            /** GoogleAdsConfig */
+            config: {
+                /** @description The Google Ads account that owns the conversion actions (the conversion customer), 10 digits. */
+                customer_id: string;
+                /** @description The manager account the credentials reach the customer through, if any. */
+                login_customer_id?: string;
+                /** @description Our event names → the conversion action IDs they count as: `{"Purchase": "123456789"}`. Events without one are skipped. */
+                conversion_actions: {
+                    [key: string]: string;
+                };
+                /** @description A Google account with access to the customer: its OAuth client and refresh token. Exactly one of `oauth` and `service_account`. */
+                oauth?: {
+                    client_id: string;
+                    /** @description The OAuth client secret. */
+                    client_secret: string;
+                    /** @description A refresh token with the datamanager scope. */
+                    refresh_token: string;
+                };
+                /** @description A service account given access to the customer: its email and private key. Exactly one of `oauth` and `service_account`. */
+                service_account?: {
+                    client_email: string;
+                    /** @description The key file’s `private_key` (PEM). */
+                    private_key: string;
+                };
+                /** @description Overrides of the default event name mapping: `{"<our name>": "<platform name>"}`. */
+                event_names?: {
+                    [key: string]: string;
+                };
+                /** @description Forward only events whose `consent.ad_user_data` is `granted`; the others are `skipped`. */
+                require_consent?: boolean;
+            };
+        } | {
+            /** @constant */
+            type: "linkedin";
+            /** LinkedinConfig */
+            config: {
+                /** @description The ad account the conversion rules belong to (shown, not sent). */
+                ad_account_id: string;
+                /** @description Our event names → the conversion rule IDs they count for: `{"Purchase": "123456"}`. Events without one are skipped. */
+                conversion_rules: {
+                    [key: string]: string;
+                };
+                /** @description The LinkedIn app and a refresh token of a member with the rw_conversions scope and a role on the ad account. */
+                oauth: {
+                    client_id: string;
+                    client_secret: string;
+                    refresh_token: string;
+                };
+                /** @description Overrides of the default event name mapping: `{"<our name>": "<platform name>"}`. */
+                event_names?: {
+                    [key: string]: string;
+                };
+                /** @description Forward only events whose `consent.ad_user_data` is `granted`; the others are `skipped`. */
+                require_consent?: boolean;
+            };
         });
         CreateDestinationResponse: {
             /** @description `dst_` + 16 base62. */
             id: string;
             pixel_id: string;
             /** @description The platform (a destination `type`). */
-            type: "meta" | "ga4" | "tiktok" | "pinterest" | "snapchat" | "reddit" | "microsoft_ads";
+            type: "meta" | "ga4" | "tiktok" | "pinterest" | "snapchat" | "reddit" | "microsoft_ads" | "google_ads" | "linkedin";
             name: string | null;
             /** @description As sent, with secrets shown as `****` + their last 4 characters. */
             config: {

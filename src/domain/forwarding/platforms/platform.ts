@@ -76,6 +76,64 @@ export interface ConfigField {
   placeholder: string;
   /** Shown under the field, for a setting whose effect is easy to miss. */
   warning?: string;
+  /** Its value is JSON (an object such as `conversion_actions`), not text. */
+  json?: boolean;
+}
+
+/**
+ * A form's fields as a config: a dotted name (`oauth.client_id`) is a field of an object, a
+ * `json` field's text is parsed (the field at fault and why when it is not JSON).
+ */
+export function configOfForm(
+  fields: readonly ConfigField[],
+  values: Record<string, string>,
+): { config: Record<string, unknown> } | { problem: { field: string; message: string } } {
+  const config: Record<string, unknown> = {};
+  for (const field of fields) {
+    const text = values[field.name];
+    if (text === undefined) continue;
+    let value: unknown = text;
+    if (field.json) {
+      try {
+        value = JSON.parse(text);
+      } catch {
+        return { problem: { field: field.name, message: 'must be JSON' } };
+      }
+    }
+    const [head, ...rest] = field.name.split('.') as [string, ...string[]];
+    if (rest.length === 0) config[head] = value;
+    else {
+      const inner = (config[head] ?? {}) as Record<string, unknown>;
+      inner[rest.join('.')] = value;
+      config[head] = inner;
+    }
+  }
+  return { config };
+}
+
+/**
+ * How a destination's config obtains an OAuth 2.0 access token (RFC 6749 §6's refresh-token
+ * grant, or RFC 7523's JWT bearer grant that Google's service accounts use). The engine turns
+ * it into a token (delivery/access-tokens.ts) and sends it as `Authorization: Bearer`.
+ */
+export type TokenGrant =
+  | { kind: 'refresh_token'; clientId: string; clientSecret: string; refreshToken: string }
+  | {
+      kind: 'jwt_bearer';
+      /** The service account's email: the JWT's `iss`. */
+      issuer: string;
+      /** Its PEM private key: the JWT is signed RS256 with it. */
+      privateKey: string;
+      scope: string;
+      /** The JWT's `aud`: the provider's own token URL, whatever URL the token is fetched at. */
+      audience: string;
+    };
+
+/** A URL setting a module declares (`TRACKWAY_<TYPE>_API_URL`, a token URL): the README's table. */
+export interface UrlSetting {
+  readonly env: string;
+  readonly default: string;
+  readonly description: string;
 }
 
 export interface PlatformModule {
@@ -88,18 +146,32 @@ export interface PlatformModule {
   readonly config: {
     /** The destination's `config`, with its secrets; validates, types and documents it. */
     readonly schema: TObject;
-    /** Write-only fields: masked as `****` + last 4 in every answer. */
+    /**
+     * Write-only fields: masked as `****` + last 4 in every answer; a dotted path names a field
+     * of an object (`oauth.refresh_token`).
+     */
     readonly secrets: readonly string[];
     /** Fields the platform checks before it takes events: changing one resumes a suspension. */
     readonly credentials: readonly string[];
     /** The dashboard's form, in order. */
     readonly form: readonly ConfigField[];
+    /**
+     * What the schema cannot say (one of two fields, a key that must parse): the field at
+     * fault and why, or null. Checked after the schema, when a destination is saved.
+     */
+    check?(config: Record<string, unknown>): { field: string; message: string } | null;
   };
   /** The base-URL setting (tests point it at a local stand-in). */
-  readonly baseUrl: {
-    readonly env: string;
-    readonly default: string;
-    readonly description: string;
+  readonly baseUrl: UrlSetting;
+  /**
+   * For a platform whose requests carry an OAuth access token the service obtains (Google Ads,
+   * LinkedIn): the token URL's setting and the grant a destination's config makes. The engine
+   * gets the token before sending, adds it as `Authorization: Bearer`, renews it after a 401
+   * and sends once more; a refused grant suspends the destination as a refused token does.
+   */
+  readonly auth?: {
+    readonly tokenUrl: UrlSetting;
+    grant(config: Record<string, unknown>): TokenGrant;
   };
   readonly limits: {
     /** Most events one request may carry. */
@@ -329,4 +401,42 @@ export function shortKeyHashes(contact: HashedContact): ShortKeyHashes {
   put(out, 'country', hashes.country);
   put(out, 'external_id', hashes.external_id);
   return out;
+}
+
+/** One event's body, ready to go in a request, with its id (for the ledger and bisection). */
+export interface ReadyEvent {
+  eventId: string;
+  body: Record<string, unknown>;
+}
+
+/**
+ * The part every builder shares: each event outside the platform's window or whose name cannot
+ * go out is skipped with the reason; `toBody` makes the others' bodies under their platform
+ * name, or answers a string (why that event is skipped). The ready events come cut into the
+ * platform's requests (`limits.eventsPerRequest` each).
+ */
+export function prepareEvents(
+  platform: Pick<PlatformModule, 'name' | 'windowMs' | 'eventName' | 'limits'>,
+  events: ForwardableEvent[],
+  names: Record<string, string> | undefined,
+  now: Date,
+  toBody: (forwardable: ForwardableEvent, name: string) => Record<string, unknown> | string,
+): { parts: ReadyEvent[][]; skipped: Skip[] } {
+  const skipped: Skip[] = [];
+  const ready: ReadyEvent[] = [];
+  for (const forwardable of events) {
+    const eventId = forwardable.event.eventId;
+    let reason = outsideWindowReason(platform, forwardable, now);
+    if (reason === null) {
+      const name = platform.eventName(forwardable.event.eventName, names);
+      const body = 'skipped' in name ? name.skipped : toBody(forwardable, name.name);
+      if (typeof body !== 'string') {
+        ready.push({ eventId, body });
+        continue;
+      }
+      reason = body;
+    }
+    skipped.push({ eventId, reason });
+  }
+  return { parts: chunk(ready, platform.limits.eventsPerRequest), skipped };
 }

@@ -5,6 +5,8 @@
  */
 import { Type } from '@sinclair/typebox';
 import { ga4 } from './ga4/index.ts';
+import { googleAds } from './google_ads/index.ts';
+import { linkedin } from './linkedin/index.ts';
 import { meta } from './meta/index.ts';
 import { microsoftAds } from './microsoft_ads/index.ts';
 import { pinterest } from './pinterest/index.ts';
@@ -21,6 +23,8 @@ export const PLATFORM_MODULES = {
   snapchat,
   reddit,
   microsoft_ads: microsoftAds,
+  google_ads: googleAds,
+  linkedin,
 } as const satisfies Record<string, PlatformModule>;
 
 export type Platform = keyof typeof PLATFORM_MODULES;

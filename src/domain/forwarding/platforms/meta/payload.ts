@@ -10,12 +10,10 @@
 import {
   type BuildOptions,
   type BuiltBatch,
-  chunk,
   type ForwardableEvent,
-  outsideWindowReason,
   type PlatformModule,
   type PlatformRequest,
-  type Skip,
+  prepareEvents,
 } from '../platform.ts';
 import type { MetaConfig } from './config.ts';
 import { metaKeysOf, metaKeysProblem, metaUserData } from './user-data.ts';
@@ -23,38 +21,27 @@ import { metaKeysOf, metaKeysProblem, metaUserData } from './user-data.ts';
 /** What the builder needs of the module (its own index.ts), passed in to avoid a cycle. */
 type Meta = Pick<PlatformModule, 'name' | 'windowMs' | 'eventName' | 'limits'>;
 
-function metaEvent(
-  meta: Meta,
-  forwardable: ForwardableEvent,
-  config: MetaConfig,
-  now: Date,
-): { event: Record<string, unknown> } | { skipped: string } {
+/** One event's body under its Meta name, or why Meta would refuse it (it is skipped then). */
+function metaEvent(forwardable: ForwardableEvent, name: string): Record<string, unknown> | string {
   const { event, actionSource } = forwardable;
-  const late = outsideWindowReason(meta, forwardable, now);
-  if (late) return { skipped: late };
-  const name = meta.eventName(event.eventName, config.event_names);
-  if ('skipped' in name) return name;
   // Meta requires `app_data` (advertiser_tracking_enabled, application_tracking_enabled,
   // extinfo) on app events and refuses the whole request without it; Trackway collects none.
   if (actionSource === 'app') {
-    return {
-      skipped:
-        'action_source app needs app_data (advertiser_tracking_enabled, extinfo), which Trackway does not collect',
-    };
+    return 'action_source app needs app_data (advertiser_tracking_enabled, extinfo), which Trackway does not collect';
   }
   const userData = metaUserData(forwardable);
   if (actionSource === 'website') {
     if (userData['client_user_agent'] === undefined) {
-      return { skipped: 'missing client_user_agent, which Meta requires for a website event' };
+      return 'missing client_user_agent, which Meta requires for a website event';
     }
     if (event.url === null) {
-      return { skipped: 'missing url (event_source_url), which Meta requires for a website event' };
+      return 'missing url (event_source_url), which Meta requires for a website event';
     }
   }
   const keysProblem = metaKeysProblem(metaKeysOf(userData));
-  if (keysProblem) return { skipped: keysProblem };
-  if (name.name === 'Purchase' && (event.value === null || event.currency === null)) {
-    return { skipped: 'missing value or currency, which Meta requires for a Purchase event' };
+  if (keysProblem) return keysProblem;
+  if (name === 'Purchase' && (event.value === null || event.currency === null)) {
+    return 'missing value or currency, which Meta requires for a Purchase event';
   }
 
   // The caller's keys first, so that Trackway's own fields win a clash.
@@ -64,7 +51,7 @@ function metaEvent(
   if (event.searchString !== null) customData['search_string'] = event.searchString;
 
   const serverEvent: Record<string, unknown> = {
-    event_name: name.name,
+    event_name: name,
     event_time: Math.floor(event.timestamp.getTime() / 1000),
     event_id: event.eventId,
     action_source: actionSource,
@@ -82,7 +69,7 @@ function metaEvent(
   } else if (ldu === false) {
     serverEvent['data_processing_options'] = [];
   }
-  return { event: serverEvent };
+  return serverEvent;
 }
 
 export function buildMetaRequests(
@@ -91,19 +78,18 @@ export function buildMetaRequests(
   config: MetaConfig,
   options: BuildOptions,
 ): BuiltBatch {
-  const skipped: Skip[] = [];
-  const ready: Array<{ eventId: string; body: Record<string, unknown> }> = [];
-  for (const forwardable of events) {
-    const built = metaEvent(meta, forwardable, config, options.now);
-    if ('skipped' in built)
-      skipped.push({ eventId: forwardable.event.eventId, reason: built.skipped });
-    else ready.push({ eventId: forwardable.event.eventId, body: built.event });
-  }
+  const { parts, skipped } = prepareEvents(
+    meta,
+    events,
+    config.event_names,
+    options.now,
+    metaEvent,
+  );
   const testEventCode = options.test?.testEventCode ?? config.test_event_code;
   const path = `/${config.pixel_id}/events`;
   // The token in a header, never the URL: URLs end up in proxies' and servers' logs. The Graph
   // API takes an OAuth bearer token in `Authorization` as it does `access_token`.
-  const requests: PlatformRequest[] = chunk(ready, meta.limits.eventsPerRequest).map((part) => ({
+  const requests: PlatformRequest[] = parts.map((part) => ({
     method: 'POST',
     path,
     redactedPath: path,

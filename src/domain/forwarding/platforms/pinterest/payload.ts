@@ -14,12 +14,10 @@ import type { ActionSource } from '../../match-keys.ts';
 import {
   type BuildOptions,
   type BuiltBatch,
-  chunk,
   type ForwardableEvent,
-  outsideWindowReason,
   type PlatformModule,
   type PlatformRequest,
-  type Skip,
+  prepareEvents,
 } from '../platform.ts';
 import { queryParam } from '../tiktok/payload.ts';
 import type { PinterestConfig } from './config.ts';
@@ -57,65 +55,52 @@ export function buildPinterestRequests(
   config: PinterestConfig,
   options: BuildOptions,
 ): BuiltBatch {
-  const skipped: Skip[] = [];
-  const ready: Array<{ eventId: string; body: Record<string, unknown> }> = [];
-  for (const forwardable of events) {
-    const { event } = forwardable;
-    const skip = (reason: string) => skipped.push({ eventId: event.eventId, reason });
-    const late = outsideWindowReason(pinterest, forwardable, options.now);
-    if (late) {
-      skip(late);
-      continue;
-    }
-    const name = pinterest.eventName(event.eventName, config.event_names);
-    if ('skipped' in name) {
-      skip(name.skipped);
-      continue;
-    }
-    const actionSource = pinterestActionSource(forwardable.actionSource);
-    if (actionSource === null) {
-      skip(
-        'Pinterest needs the app event’s OS (app_android or app_ios), which Trackway does not know',
-      );
-      continue;
-    }
-    const user = pinterestUser(forwardable);
-    if (!('em' in user) && !('client_ip_address' in user && 'client_user_agent' in user)) {
-      skip('Pinterest needs an email, or the IP address and user agent together');
-      continue;
-    }
-    // The caller's keys first, so that Trackway's own fields win a clash. Pinterest wants the
-    // value as a string.
-    const custom: Record<string, unknown> = { ...(event.customData ?? {}) };
-    if (event.value !== null) custom['value'] = String(event.value);
-    if (event.currency !== null) custom['currency'] = event.currency;
-    if (event.searchString !== null) custom['search_string'] = event.searchString;
-    if (event.consent?.limited_data_use === true) custom['opt_out_type'] = 'LDP';
-    const data: Record<string, unknown> = {
-      event_name: name.name,
-      action_source: actionSource,
-      event_time: Math.floor(event.timestamp.getTime() / 1000),
-      event_id: event.eventId,
-      user_data: user,
-    };
-    if (event.url !== null) data['event_source_url'] = event.url;
-    if (Object.keys(custom).length > 0) data['custom_data'] = custom;
-    ready.push({ eventId: event.eventId, body: data });
-  }
+  const { parts, skipped } = prepareEvents(
+    pinterest,
+    events,
+    config.event_names,
+    options.now,
+    (forwardable, name) => {
+      const { event } = forwardable;
+      const actionSource = pinterestActionSource(forwardable.actionSource);
+      if (actionSource === null) {
+        return 'Pinterest needs the app event’s OS (app_android or app_ios), which Trackway does not know';
+      }
+      const user = pinterestUser(forwardable);
+      if (!('em' in user) && !('client_ip_address' in user && 'client_user_agent' in user)) {
+        return 'Pinterest needs an email, or the IP address and user agent together';
+      }
+      // The caller's keys first, so that Trackway's own fields win a clash. Pinterest wants the
+      // value as a string.
+      const custom: Record<string, unknown> = { ...(event.customData ?? {}) };
+      if (event.value !== null) custom['value'] = String(event.value);
+      if (event.currency !== null) custom['currency'] = event.currency;
+      if (event.searchString !== null) custom['search_string'] = event.searchString;
+      if (event.consent?.limited_data_use === true) custom['opt_out_type'] = 'LDP';
+      const data: Record<string, unknown> = {
+        event_name: name,
+        action_source: actionSource,
+        event_time: Math.floor(event.timestamp.getTime() / 1000),
+        event_id: event.eventId,
+        user_data: user,
+      };
+      if (event.url !== null) data['event_source_url'] = event.url;
+      if (Object.keys(custom).length > 0) data['custom_data'] = custom;
+      return data;
+    },
+  );
   const base = `/ad_accounts/${encodeURIComponent(config.ad_account_id)}/events`;
   const path = options.test ? `${base}?test=true` : base;
-  const requests: PlatformRequest[] = chunk(ready, pinterest.limits.eventsPerRequest).map(
-    (part) => ({
-      method: 'POST',
-      path,
-      redactedPath: path,
-      headers: {
-        'content-type': 'application/json',
-        authorization: `Bearer ${config.access_token}`,
-      },
-      body: { data: part.map((e) => e.body) },
-      eventIds: part.map((e) => e.eventId),
-    }),
-  );
+  const requests: PlatformRequest[] = parts.map((part) => ({
+    method: 'POST',
+    path,
+    redactedPath: path,
+    headers: {
+      'content-type': 'application/json',
+      authorization: `Bearer ${config.access_token}`,
+    },
+    body: { data: part.map((e) => e.body) },
+    eventIds: part.map((e) => e.eventId),
+  }));
   return { requests, skipped, notes: [] };
 }

@@ -16,12 +16,10 @@ import type { ActionSource } from '../../match-keys.ts';
 import {
   type BuildOptions,
   type BuiltBatch,
-  chunk,
   type ForwardableEvent,
-  outsideWindowReason,
   type PlatformModule,
   type PlatformRequest,
-  type Skip,
+  prepareEvents,
 } from '../platform.ts';
 import { queryParam } from '../tiktok/payload.ts';
 import type { RedditConfig } from './config.ts';
@@ -86,46 +84,39 @@ export function buildRedditRequests(
   config: RedditConfig,
   options: BuildOptions,
 ): BuiltBatch {
-  const skipped: Skip[] = [];
-  const ready: Array<{ eventId: string; body: Record<string, unknown> }> = [];
-  for (const forwardable of events) {
-    const { event } = forwardable;
-    const skip = (reason: string) => skipped.push({ eventId: event.eventId, reason });
-    const late = outsideWindowReason(reddit, forwardable, options.now);
-    if (late) {
-      skip(late);
-      continue;
-    }
-    const name = reddit.eventName(event.eventName, config.event_names);
-    if ('skipped' in name) {
-      skip(name.skipped);
-      continue;
-    }
-    const standard = REDDIT_TRACKING_TYPES.has(name.name) && name.name !== 'CUSTOM';
-    const type = standard
-      ? { tracking_type: name.name }
-      : { tracking_type: 'CUSTOM', custom_event_name: name.name };
-    const metadata: Record<string, unknown> = { conversion_id: event.eventId };
-    if (TAKES_VALUE.has(type.tracking_type)) {
-      if (event.value !== null) metadata['value'] = event.value;
-      if (event.currency !== null) metadata['currency'] = event.currency;
-    }
-    const data: Record<string, unknown> = {
-      event_at: event.timestamp.getTime(),
-      action_source: redditActionSource(forwardable.actionSource),
-      type,
-      metadata,
-      user: redditUser(forwardable),
-    };
-    // Reddit appends `rdt_cid` to an ad's link: the event's own first, the page URL's without one.
-    const raw = forwardable.matchKeys;
-    const click = raw === null ? undefined : (raw.rdtCid ?? queryParam(event.url, 'rdt_cid'));
-    if (click !== undefined) data['click_id'] = click;
-    ready.push({ eventId: event.eventId, body: data });
-  }
+  const { parts, skipped } = prepareEvents(
+    reddit,
+    events,
+    config.event_names,
+    options.now,
+    (forwardable, name) => {
+      const { event } = forwardable;
+      const standard = REDDIT_TRACKING_TYPES.has(name) && name !== 'CUSTOM';
+      const type = standard
+        ? { tracking_type: name }
+        : { tracking_type: 'CUSTOM', custom_event_name: name };
+      const metadata: Record<string, unknown> = { conversion_id: event.eventId };
+      if (TAKES_VALUE.has(type.tracking_type)) {
+        if (event.value !== null) metadata['value'] = event.value;
+        if (event.currency !== null) metadata['currency'] = event.currency;
+      }
+      const data: Record<string, unknown> = {
+        event_at: event.timestamp.getTime(),
+        action_source: redditActionSource(forwardable.actionSource),
+        type,
+        metadata,
+        user: redditUser(forwardable),
+      };
+      // Reddit appends `rdt_cid` to an ad's link: the event's own first, the page URL's without one.
+      const raw = forwardable.matchKeys;
+      const click = raw === null ? undefined : (raw.rdtCid ?? queryParam(event.url, 'rdt_cid'));
+      if (click !== undefined) data['click_id'] = click;
+      return data;
+    },
+  );
   const path = `/pixels/${encodeURIComponent(config.pixel_id)}/conversion_events`;
   const testId = options.test ? (options.test.testEventCode ?? REDDIT_DEFAULT_TEST_ID) : undefined;
-  const requests: PlatformRequest[] = chunk(ready, reddit.limits.eventsPerRequest).map((part) => ({
+  const requests: PlatformRequest[] = parts.map((part) => ({
     method: 'POST',
     path,
     redactedPath: path,

@@ -16,12 +16,10 @@ import type { ActionSource } from '../../match-keys.ts';
 import {
   type BuildOptions,
   type BuiltBatch,
-  chunk,
   type ForwardableEvent,
-  outsideWindowReason,
   type PlatformModule,
   type PlatformRequest,
-  type Skip,
+  prepareEvents,
 } from '../platform.ts';
 import { queryParam } from '../tiktok/payload.ts';
 import type { SnapchatConfig } from './config.ts';
@@ -61,71 +59,59 @@ export function buildSnapchatRequests(
   config: SnapchatConfig,
   options: BuildOptions,
 ): BuiltBatch {
-  const skipped: Skip[] = [];
-  const ready: Array<{ eventId: string; body: Record<string, unknown> }> = [];
-  for (const forwardable of events) {
-    const { event } = forwardable;
-    const skip = (reason: string) => skipped.push({ eventId: event.eventId, reason });
-    const late = outsideWindowReason(snapchat, forwardable, options.now);
-    if (late) {
-      skip(late);
-      continue;
-    }
-    const name = snapchat.eventName(event.eventName, config.event_names);
-    if ('skipped' in name) {
-      skip(name.skipped);
-      continue;
-    }
-    const actionSource = snapchatActionSource(forwardable.actionSource);
-    if (actionSource === null) {
-      skip('Snapchat takes app events for a Snap App ID, not for this pixel');
-      continue;
-    }
-    if (name.name === 'PURCHASE' && (event.value === null || event.currency === null)) {
-      skip('Snapchat needs a purchase’s value and currency');
-      continue;
-    }
-    const user = snapchatUser(forwardable);
-    if (
-      !('em' in user) &&
-      !('ph' in user) &&
-      !('client_ip_address' in user && 'client_user_agent' in user)
-    ) {
-      skip('Snapchat needs an email, a phone, or the IP address and user agent together');
-      continue;
-    }
-    // The caller's keys first, so that Trackway's own fields win a clash.
-    const custom: Record<string, unknown> = { ...(event.customData ?? {}) };
-    if (event.value !== null) custom['value'] = event.value;
-    if (event.currency !== null) custom['currency'] = event.currency;
-    if (event.searchString !== null) custom['search_string'] = event.searchString;
-    const data: Record<string, unknown> = {
-      event_name: name.name,
-      event_time: Math.floor(event.timestamp.getTime() / 1000),
-      event_id: event.eventId,
-      action_source: actionSource,
-      user_data: user,
-    };
-    if (event.url !== null) data['event_source_url'] = event.url;
-    if (Object.keys(custom).length > 0) data['custom_data'] = custom;
-    if (event.consent?.limited_data_use === true) {
-      data['data_processing_options'] = ['LDU'];
-      data['data_processing_options_country'] = 0;
-      data['data_processing_options_state'] = 0;
-    }
-    ready.push({ eventId: event.eventId, body: data });
-  }
-  const base = `/${encodeURIComponent(config.pixel_id)}/events${options.test ? '/validate' : ''}`;
-  const requests: PlatformRequest[] = chunk(ready, snapchat.limits.eventsPerRequest).map(
-    (part) => ({
-      method: 'POST',
-      // Snapchat takes its token only in the query (its documented form).
-      path: `${base}?access_token=${encodeURIComponent(config.access_token)}`,
-      redactedPath: `${base}?access_token=****`,
-      headers: { 'content-type': 'application/json' },
-      body: { data: part.map((e) => e.body) },
-      eventIds: part.map((e) => e.eventId),
-    }),
+  const { parts, skipped } = prepareEvents(
+    snapchat,
+    events,
+    config.event_names,
+    options.now,
+    (forwardable, name) => {
+      const { event } = forwardable;
+      const actionSource = snapchatActionSource(forwardable.actionSource);
+      if (actionSource === null) {
+        return 'Snapchat takes app events for a Snap App ID, not for this pixel';
+      }
+      if (name === 'PURCHASE' && (event.value === null || event.currency === null)) {
+        return 'Snapchat needs a purchase’s value and currency';
+      }
+      const user = snapchatUser(forwardable);
+      if (
+        !('em' in user) &&
+        !('ph' in user) &&
+        !('client_ip_address' in user && 'client_user_agent' in user)
+      ) {
+        return 'Snapchat needs an email, a phone, or the IP address and user agent together';
+      }
+      // The caller's keys first, so that Trackway's own fields win a clash.
+      const custom: Record<string, unknown> = { ...(event.customData ?? {}) };
+      if (event.value !== null) custom['value'] = event.value;
+      if (event.currency !== null) custom['currency'] = event.currency;
+      if (event.searchString !== null) custom['search_string'] = event.searchString;
+      const data: Record<string, unknown> = {
+        event_name: name,
+        event_time: Math.floor(event.timestamp.getTime() / 1000),
+        event_id: event.eventId,
+        action_source: actionSource,
+        user_data: user,
+      };
+      if (event.url !== null) data['event_source_url'] = event.url;
+      if (Object.keys(custom).length > 0) data['custom_data'] = custom;
+      if (event.consent?.limited_data_use === true) {
+        data['data_processing_options'] = ['LDU'];
+        data['data_processing_options_country'] = 0;
+        data['data_processing_options_state'] = 0;
+      }
+      return data;
+    },
   );
+  const base = `/${encodeURIComponent(config.pixel_id)}/events${options.test ? '/validate' : ''}`;
+  const requests: PlatformRequest[] = parts.map((part) => ({
+    method: 'POST',
+    // Snapchat takes its token only in the query (its documented form).
+    path: `${base}?access_token=${encodeURIComponent(config.access_token)}`,
+    redactedPath: `${base}?access_token=****`,
+    headers: { 'content-type': 'application/json' },
+    body: { data: part.map((e) => e.body) },
+    eventIds: part.map((e) => e.eventId),
+  }));
   return { requests, skipped, notes: [] };
 }

@@ -10,12 +10,10 @@
 import {
   type BuildOptions,
   type BuiltBatch,
-  chunk,
   type ForwardableEvent,
-  outsideWindowReason,
   type PlatformModule,
   type PlatformRequest,
-  type Skip,
+  prepareEvents,
 } from '../platform.ts';
 import type { TiktokConfig } from './config.ts';
 import type { TiktokLocation } from './user-data.ts';
@@ -56,43 +54,37 @@ export function buildTiktokRequests(
   config: TiktokConfig,
   options: BuildOptions,
 ): BuiltBatch {
-  const skipped: Skip[] = [];
-  const ready: Array<{ eventId: string; body: Record<string, unknown> }> = [];
-  for (const forwardable of events) {
-    const { event } = forwardable;
-    const late = outsideWindowReason(tiktok, forwardable, options.now);
-    if (late) {
-      skipped.push({ eventId: event.eventId, reason: late });
-      continue;
-    }
-    const name = tiktok.eventName(event.eventName, config.event_names);
-    if ('skipped' in name) {
-      skipped.push({ eventId: event.eventId, reason: name.skipped });
-      continue;
-    }
-    // The caller's keys first, so that Trackway's own fields win a clash.
-    const properties: Record<string, unknown> = { ...(event.customData ?? {}) };
-    if (event.value !== null) properties['value'] = event.value;
-    if (event.currency !== null) properties['currency'] = event.currency;
-    if (event.searchString !== null) properties['query'] = event.searchString;
-    const page: Record<string, string> = {};
-    if (event.url !== null) page['url'] = event.url;
-    if (event.referrer !== null) page['referrer'] = event.referrer;
-    const data: Record<string, unknown> = {
-      event: name.name,
-      event_time: Math.floor(event.timestamp.getTime() / 1000),
-      event_id: event.eventId,
-      user: tiktokUser(forwardable),
-    };
-    if (Object.keys(page).length > 0) data['page'] = page;
-    if (Object.keys(properties).length > 0) data['properties'] = properties;
-    // TikTok's restricted processing: per event, default false.
-    const ldu = event.consent?.limited_data_use;
-    if (ldu !== undefined) data['limited_data_use'] = ldu;
-    ready.push({ eventId: event.eventId, body: data });
-  }
+  const { parts, skipped } = prepareEvents(
+    tiktok,
+    events,
+    config.event_names,
+    options.now,
+    (forwardable, name) => {
+      const { event } = forwardable;
+      // The caller's keys first, so that Trackway's own fields win a clash.
+      const properties: Record<string, unknown> = { ...(event.customData ?? {}) };
+      if (event.value !== null) properties['value'] = event.value;
+      if (event.currency !== null) properties['currency'] = event.currency;
+      if (event.searchString !== null) properties['query'] = event.searchString;
+      const page: Record<string, string> = {};
+      if (event.url !== null) page['url'] = event.url;
+      if (event.referrer !== null) page['referrer'] = event.referrer;
+      const data: Record<string, unknown> = {
+        event: name,
+        event_time: Math.floor(event.timestamp.getTime() / 1000),
+        event_id: event.eventId,
+        user: tiktokUser(forwardable),
+      };
+      if (Object.keys(page).length > 0) data['page'] = page;
+      if (Object.keys(properties).length > 0) data['properties'] = properties;
+      // TikTok's restricted processing: per event, default false.
+      const ldu = event.consent?.limited_data_use;
+      if (ldu !== undefined) data['limited_data_use'] = ldu;
+      return data;
+    },
+  );
   const testEventCode = options.test?.testEventCode ?? config.test_event_code;
-  const requests: PlatformRequest[] = chunk(ready, tiktok.limits.eventsPerRequest).map((part) => ({
+  const requests: PlatformRequest[] = parts.map((part) => ({
     method: 'POST',
     path: '/event/track/',
     redactedPath: '/event/track/',
