@@ -282,9 +282,9 @@ export const ConfigSchema = Type.Object({
   ),
   TRACKWAY_PROCESSES: setting(
     {
-      default: 'auto',
+      default: '1',
       description:
-        'HTTP processes `serve` runs (node:cluster, one port): `auto` is one per core on PostgreSQL and one on SQLite (one writer: docs/decisions.md); `1` is a single process',
+        'HTTP processes `serve` runs (node:cluster, one port): a number, or `auto` for one per core on PostgreSQL (one on SQLite); measure first (docs/decisions.md)',
       accepts: 'auto or an integer from 1 to 256 (1 with SQLite)',
     },
     processCount,
