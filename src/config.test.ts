@@ -125,7 +125,11 @@ describe('loadConfig', () => {
     const pg = { DATABASE_URL: 'postgres://db/tw' };
     assert.equal(processesFor(loadConfig(pg), 8), 1, 'one process unless asked');
     assert.equal(processesFor(loadConfig({ ...pg, TRACKWAY_PROCESSES: 'auto' }), 8), 8);
-    assert.equal(processesFor(loadConfig({ TRACKWAY_PROCESSES: 'auto' }), 8), 1, 'SQLite: one writer');
+    assert.equal(
+      processesFor(loadConfig({ TRACKWAY_PROCESSES: 'auto' }), 8),
+      1,
+      'SQLite: one writer',
+    );
     assert.equal(processesFor(loadConfig({}), 8), 1, 'SQLite: one writer');
     assert.equal(processesFor(loadConfig({ ...pg, TRACKWAY_PROCESSES: '1' }), 8), 1);
     assert.equal(processesFor(loadConfig({ ...pg, TRACKWAY_PROCESSES: '3' }), 8), 3);
