@@ -257,6 +257,22 @@ export function maskSecret(secret: string): string {
   return secret.length < SHOW_LAST4_FROM ? '****' : `****${secret.slice(-4)}`;
 }
 
+/**
+ * A platform's hashes, each as a one-element list, with the raw IP address and user agent under
+ * Meta's names: the `user_data` shape Pinterest and Snapchat share.
+ */
+export function listedUserData(
+  forwardable: ForwardableEvent,
+  type: string,
+): Record<string, unknown> {
+  const user: Record<string, unknown> = {};
+  for (const [key, hash] of Object.entries(forwardable.hashes[type] ?? {})) user[key] = [hash];
+  const raw = forwardable.matchKeys;
+  if (raw?.clientIpAddress !== undefined) user['client_ip_address'] = raw.clientIpAddress;
+  if (raw?.clientUserAgent !== undefined) user['client_user_agent'] = raw.clientUserAgent;
+  return user;
+}
+
 /** A request carrying its events in `data` (Meta, TikTok), cut to `[start, end)`. */
 export function dataSubRequest(
   request: PlatformRequest,

@@ -15,6 +15,7 @@ import {
   type BuildOptions,
   type BuiltBatch,
   type ForwardableEvent,
+  listedUserData,
   type PlatformModule,
   type PlatformRequest,
   prepareEvents,
@@ -35,13 +36,8 @@ export function pinterestActionSource(source: ActionSource): string | null {
 }
 
 function pinterestUser(forwardable: ForwardableEvent): Record<string, unknown> {
-  const user: Record<string, unknown> = {};
-  for (const [key, hash] of Object.entries(forwardable.hashes['pinterest'] ?? {})) {
-    user[key] = [hash];
-  }
+  const user = listedUserData(forwardable, 'pinterest');
   const raw = forwardable.matchKeys;
-  if (raw?.clientIpAddress !== undefined) user['client_ip_address'] = raw.clientIpAddress;
-  if (raw?.clientUserAgent !== undefined) user['client_user_agent'] = raw.clientUserAgent;
   // Pinterest appends `epik` to an ad's link; its tag keeps it as the `_epik` cookie. The
   // event's own (user_data.epik, or the snippet's) first; the page URL's only without one.
   const epik = raw === null ? undefined : (raw.epik ?? queryParam(forwardable.event.url, 'epik'));

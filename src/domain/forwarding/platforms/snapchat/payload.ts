@@ -17,6 +17,7 @@ import {
   type BuildOptions,
   type BuiltBatch,
   type ForwardableEvent,
+  listedUserData,
   type PlatformModule,
   type PlatformRequest,
   prepareEvents,
@@ -37,13 +38,8 @@ export function snapchatActionSource(source: ActionSource): string | null {
 }
 
 function snapchatUser(forwardable: ForwardableEvent): Record<string, unknown> {
-  const user: Record<string, unknown> = {};
-  for (const [key, hash] of Object.entries(forwardable.hashes['snapchat'] ?? {})) {
-    user[key] = [hash];
-  }
+  const user = listedUserData(forwardable, 'snapchat');
   const raw = forwardable.matchKeys;
-  if (raw?.clientIpAddress !== undefined) user['client_ip_address'] = raw.clientIpAddress;
-  if (raw?.clientUserAgent !== undefined) user['client_user_agent'] = raw.clientUserAgent;
   // Snapchat appends `ScCid` to an ad's link: the event's own first, the page URL's without
   // one. Its pixel's `_scid` cookie is `sc_cookie1` (platforms.md §6.3).
   const click =
