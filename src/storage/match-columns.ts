@@ -9,6 +9,7 @@ import { matchQualityOfRecord } from '../domain/forwarding/match-quality.ts';
 import { storedHashes } from '../domain/forwarding/platform-user-data.ts';
 import type { TrackedEvent } from '../domain/model.ts';
 import { diagFlags } from '../domain/stats/diagnostics.ts';
+import { encodePlatformHashes } from './platform-hashes.ts';
 
 export interface MatchColumns {
   actionSource: string;
@@ -21,8 +22,8 @@ export interface MatchColumns {
    */
   visitor: { keys: string; expiresAtMs: number } | null;
   /**
-   * JSON `{<type>: hashes}`: a platform whose hashes are the record's own user_data (Meta) is
-   * not stored twice.
+   * The platforms' own hashes in the row's compact form (platform-hashes.ts): a platform whose
+   * hashes are the record's own user_data (Meta) is not stored at all.
    */
   platformHashes: string | null;
   matchQuality: string;
@@ -53,7 +54,8 @@ export function matchColumns(event: TrackedEvent): MatchColumns {
             expiresAtMs: event.receivedAt.getTime() + RAW_MATCH_KEYS_TTL_MS,
           }
         : null,
-    platformHashes: hashes === null ? null : JSON.stringify(storedHashes(hashes)),
+    platformHashes:
+      hashes === null ? null : encodePlatformHashes(storedHashes(hashes), event.userData),
     matchQuality: qualityJson(quality),
     dropped: event.dropped?.length ? JSON.stringify(event.dropped) : null,
     score: quality.score,

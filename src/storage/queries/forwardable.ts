@@ -8,7 +8,8 @@ import type { ActionSource, RawMatchKeys } from '../../domain/forwarding/match-k
 import type { ForwardableEvent } from '../../domain/forwarding/model.ts';
 import { hashesOfRecord } from '../../domain/forwarding/platform-user-data.ts';
 import { type Platform, platformModule } from '../../domain/forwarding/platforms/registry.ts';
-import type { PlatformHashes, PlatformLocation } from '../../domain/model.ts';
+import type { PlatformLocation } from '../../domain/model.ts';
+import { decodePlatformHashes } from '../platform-hashes.ts';
 import { type EventRow, toEvent } from '../rows.ts';
 import { all, first, type Query, run, type Sql } from '../sql/query.ts';
 
@@ -68,7 +69,12 @@ export function* forwardable(
     if (row.account_id !== accountId) continue;
     const event = toEvent(db.codec, row as EventRow);
     const stored =
-      row.platform_hashes == null ? {} : db.codec.json<PlatformHashes>(row.platform_hashes);
+      row.platform_hashes == null
+        ? {}
+        : decodePlatformHashes(
+            db.codec.json<Record<string, unknown>>(row.platform_hashes),
+            event.userData,
+          );
     byId.set(event.eventId, {
       event,
       actionSource: row.action_source as ActionSource,

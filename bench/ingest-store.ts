@@ -1,0 +1,117 @@
+/**
+ * The storage call of POST /v1/track alone: the events `npm run bench` sends, prepared in
+ * process (prepareEvent) with unique ids, then stored through the real store's insertEvent with
+ * `--concurrency` calls in flight (as 100 wrk connections keep that many waiting on the group
+ * commit). Process CPU µs per event (user + system, the WAL flush's fdatasync included), the
+ * least of `--rounds`: robust to a busy machine, so a change to the insert path can be judged
+ * without a quiet one. SQLite, or PostgreSQL with `--postgres URL` (only this process's CPU:
+ * the server's is not counted).
+ *
+ *   node --import tsx bench/ingest-store.ts [--n 20000] [--rounds 3] [--concurrency 100]
+ *                                           [--postgres postgres://postgres@127.0.0.1:5432/test]
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { createAccount } from '../src/domain/accounts/accounts.ts';
+import { eventTracked, prepareEvent } from '../src/domain/events/track-event.ts';
+import { newPublishableKey } from '../src/domain/ids.ts';
+import { type Store, systemClock } from '../src/domain/ports.ts';
+import { PostgresStore } from '../src/storage/postgres/store.ts';
+import { SqliteStore } from '../src/storage/sqlite/store.ts';
+import { purchaseTemplate } from './lib.ts';
+
+const { values } = parseArgs({
+  options: {
+    n: { type: 'string', default: '20000' },
+    rounds: { type: 'string', default: '3' },
+    concurrency: { type: 'string', default: '100' },
+    postgres: { type: 'string' },
+  },
+});
+const N = Number(values.n);
+const ROUNDS = Number(values.rounds);
+const CONCURRENCY = Number(values.concurrency);
+
+async function fixture(store: Store) {
+  const { account } = await createAccount(
+    { store, clock: systemClock },
+    { name: 'Bench', plan: 'ultra' },
+  );
+  const now = new Date();
+  const pixelId = `px_${randomBytes(8).toString('hex')}`;
+  await store.pixels.createPixel(
+    {
+      id: pixelId,
+      accountId: account.id,
+      name: 'Shop',
+      domain: 'shop.example.com',
+      trackingDomain: 'shop.example.com',
+      publishableKey: newPublishableKey(),
+      previousPublishableKey: null,
+      previousKeyExpiresAt: null,
+      status: 'active',
+      createdAt: now,
+      updatedAt: now,
+    },
+    null,
+    [],
+  );
+  return { accountId: account.id, pixelId };
+}
+
+async function round(store: Store, accountId: string, pixelId: string, tag: string) {
+  const template = purchaseTemplate(pixelId);
+  const now = new Date();
+  const events = Array.from({ length: N }, (_, i) =>
+    prepareEvent(accountId, JSON.parse(template.replace('__N__', `${tag}-${i}`)), now),
+  );
+  let next = 0;
+  const start = process.cpuUsage();
+  const worker = async () => {
+    while (next < events.length) {
+      const event = events[next++]!;
+      await store.events.insertEvent(event, [eventTracked(event)]);
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / N;
+}
+
+let store: Store;
+let cleanup: () => Promise<void>;
+if (values.postgres) {
+  const schema = `bench_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: values.postgres });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  const url = new URL(values.postgres);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  store = await PostgresStore.open({ url: url.toString() });
+  cleanup = async () => {
+    await store.close();
+    await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+    await admin.end();
+  };
+} else {
+  const dir = mkdtempSync(join(tmpdir(), 'trackway-ingest-store-'));
+  store = SqliteStore.open(join(dir, 'bench.db'));
+  cleanup = async () => {
+    await store.close();
+    if (process.env.KEEP) console.log(`kept ${dir}`);
+    else rmSync(dir, { recursive: true, force: true });
+  };
+}
+const { accountId, pixelId } = await fixture(store);
+await round(store, accountId, pixelId, 'warm');
+let best = Number.POSITIVE_INFINITY;
+for (let r = 0; r < ROUNDS; r++)
+  best = Math.min(best, await round(store, accountId, pixelId, `r${r}`));
+console.log(
+  `${values.postgres ? 'postgres' : 'sqlite'} insertEvent: ${best.toFixed(1)} µs CPU/event (least of ${ROUNDS} rounds of ${N}, ${CONCURRENCY} in flight)`,
+);
+await cleanup();
