@@ -17,8 +17,6 @@ import type { PlatformHashes } from '../domain/model.ts';
 
 /** What the compact form holds per platform field: a user_data field name, or a `~` index. */
 type Ref = string | number;
-type Stored = Record<string, Record<string, Ref> | Ref[]>;
-
 const EXTRA = '~';
 
 /** The column's JSON text for `hashes`, referring to `record` (the event's user_data). */
@@ -26,30 +24,53 @@ export function encodePlatformHashes(
   hashes: PlatformHashes,
   record: Readonly<Record<string, string>> | null,
 ): string {
-  const fieldOf = new Map<string, string>();
-  if (record !== null) for (const field in record) fieldOf.set(record[field]!, field);
+  // A handful of fields and hashes each: linear searches cost less than building maps.
+  const recorded = record === null ? NONE : Object.keys(record);
   const extra: string[] = [];
-  const placeOf = new Map<string, number>();
-  const stored: Stored = { [EXTRA]: extra };
+  let text = '{"~":';
+  let body = '';
   for (const type in hashes) {
     const own = hashes[type];
     if (own === undefined) continue;
-    const refs: Record<string, Ref> = {};
+    body += `,${quoted(type)}:{`;
+    let first = true;
     for (const field in own) {
       const hash = own[field]!;
-      let ref: Ref | undefined = fieldOf.get(hash);
-      if (ref === undefined) {
-        ref = placeOf.get(hash);
-        if (ref === undefined) {
-          ref = extra.push(hash) - 1;
-          placeOf.set(hash, ref);
+      let ref = '';
+      for (const name of recorded) {
+        if (record![name] === hash) {
+          ref = quoted(name);
+          break;
         }
       }
-      refs[field] = ref;
+      if (ref === '') {
+        let place = extra.indexOf(hash);
+        if (place < 0) place = extra.push(hash) - 1;
+        ref = String(place);
+      }
+      body += `${first ? '' : ','}${quoted(field)}:${ref}`;
+      first = false;
     }
-    stored[type] = refs;
+    body += '}';
   }
-  return JSON.stringify(stored);
+  text += JSON.stringify(extra);
+  return `${text}${body}}`;
+}
+
+const NONE: readonly string[] = [];
+
+/** Platform types and field names as JSON strings: a few dozen names, quoted once each. */
+const QUOTED = new Map<string, string>();
+
+function quoted(name: string): string {
+  let text = QUOTED.get(name);
+  if (text === undefined) {
+    text = JSON.stringify(name);
+    // Names come from the platform modules and user_data's own fields, so the map stays small;
+    // it is bounded all the same.
+    if (QUOTED.size < 1_000) QUOTED.set(name, text);
+  }
+  return text;
 }
 
 /** The hashes of a stored column (either form), given the same row's user_data. */
