@@ -13,7 +13,7 @@ import type {
   StatsQuery,
   StatsStore,
   TopEventStats,
-} from '../../domain/ports.ts';
+} from '../../domain/ports/stats-store.ts';
 import {
   DIAG_FLAGS,
   type DiagFlag,

@@ -7,19 +7,17 @@
  */
 
 import { uuidv7 } from '../../domain/ids.ts';
-import type {
-  AccountStore,
-  DestinationStore,
-  EventFeed,
-  ForwardingStore,
-  KeyStore,
-  LifecycleStore,
-  MatchKeyStore,
-  PixelStore,
-  SessionStore,
-  StatsStore,
-  WebhookStore,
-} from '../../domain/ports.ts';
+import type { AccountStore } from '../../domain/ports/account-store.ts';
+import type { DestinationStore } from '../../domain/ports/destination-store.ts';
+import type { EventFeed } from '../../domain/ports/event-feed.ts';
+import type { ForwardingStore } from '../../domain/ports/forwarding-store.ts';
+import type { KeyStore } from '../../domain/ports/key-store.ts';
+import type { LifecycleStore } from '../../domain/ports/lifecycle-store.ts';
+import type { MatchKeyStore } from '../../domain/ports/match-key-store.ts';
+import type { PixelStore } from '../../domain/ports/pixel-store.ts';
+import type { SessionStore } from '../../domain/ports/session-store.ts';
+import type { StatsStore } from '../../domain/ports/stats-store.ts';
+import type { WebhookStore } from '../../domain/ports/webhook-store.ts';
 import * as retention from '../queries/account-retention.ts';
 import * as accounts from '../queries/accounts.ts';
 import * as keys from '../queries/api-keys.ts';

@@ -11,7 +11,7 @@ import type {
   StatsQuery,
   StatsStore,
   TopEventStats,
-} from '../../domain/ports.ts';
+} from '../../domain/ports/stats-store.ts';
 import type { DiagnosticsQuery, DiagnosticsRollup } from '../../domain/stats/diagnostics.ts';
 import { HOUR_MS } from '../event-totals.ts';
 import { explorePage } from '../queries/explorer.ts';

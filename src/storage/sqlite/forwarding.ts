@@ -6,7 +6,11 @@ import type { Statement } from 'better-sqlite3';
  */
 import type { Destination } from '../../domain/forwarding/model.ts';
 import type { TrackedEvent } from '../../domain/model.ts';
-import type { ClaimedBatch, ForwardClaim, ForwardSettlement } from '../../domain/ports.ts';
+import type {
+  ClaimedBatch,
+  ForwardClaim,
+  ForwardSettlement,
+} from '../../domain/ports/forwarding-store.ts';
 import { storableText } from '../../domain/webhooks/response-excerpt.ts';
 import * as destinations from '../queries/destinations.ts';
 import type { ForwardingQueue } from '../sql/ports.ts';

@@ -1,7 +1,7 @@
 import type { Statement } from 'better-sqlite3';
 import type { CompiledQuery } from 'kysely';
 import type { WebhookEvent } from '../../domain/model.ts';
-import type { CommitNotifier } from '../../domain/ports.ts';
+import type { CommitNotifier } from '../../domain/ports/commit-notifier.ts';
 import { toDomainError } from '../driver-errors.ts';
 import { Committed, type Note } from '../sql/committed.ts';
 import { type Query, type Runner, type Sql, type Step, sqliteSql } from '../sql/query.ts';

@@ -1,23 +1,23 @@
 import type { TrackedEvent, WebhookEvent } from '../../domain/model.ts';
+import type { AccountStore } from '../../domain/ports/account-store.ts';
+import type { CommitNotifier } from '../../domain/ports/commit-notifier.ts';
+import type { DestinationStore } from '../../domain/ports/destination-store.ts';
+import type { EventFeed } from '../../domain/ports/event-feed.ts';
 import type {
-  AccountStore,
-  CommitNotifier,
-  DestinationStore,
-  EventFeed,
   EventQuery,
   EventStore,
-  ForwardingStore,
   InsertOutcome,
-  KeyStore,
-  LifecycleStore,
-  MatchKeyStore,
   NewEvent,
-  PixelStore,
-  SessionStore,
-  StatsStore,
-  Store,
-  WebhookStore,
-} from '../../domain/ports.ts';
+} from '../../domain/ports/event-store.ts';
+import type { ForwardingStore } from '../../domain/ports/forwarding-store.ts';
+import type { KeyStore } from '../../domain/ports/key-store.ts';
+import type { LifecycleStore } from '../../domain/ports/lifecycle-store.ts';
+import type { MatchKeyStore } from '../../domain/ports/match-key-store.ts';
+import type { PixelStore } from '../../domain/ports/pixel-store.ts';
+import type { SessionStore } from '../../domain/ports/session-store.ts';
+import type { StatsStore } from '../../domain/ports/stats-store.ts';
+import type { Store } from '../../domain/ports/store.ts';
+import type { WebhookStore } from '../../domain/ports/webhook-store.ts';
 import { dayOf, hourOf, planTotal, totalSql } from '../event-totals.ts';
 import { GroupCommit } from '../group-commit.ts';
 import { matchColumns } from '../match-columns.ts';

@@ -1,0 +1,9 @@
+import type { WebhookEvent } from '../model.ts';
+
+export interface Page {
+  limit: number;
+  offset: number;
+}
+
+/** A change computed from the current row inside the store's transaction. */
+export type Change<T> = (current: T) => { next: T; emit: WebhookEvent[] } | null;
