@@ -16,9 +16,9 @@ import * as destinations from '../queries/destinations.ts';
 import type { ForwardingQueue } from '../sql/ports.ts';
 import { commitWithoutFlush, type SqliteDatabase } from './database.ts';
 import { settlementMover } from './diagnostics.ts';
+import type { outboxWriter } from './outbox.ts';
 import { SqliteRunner } from './runner.ts';
 import type { DurableCommit } from './wal-sync.ts';
-import type { outboxWriter } from './webhooks.ts';
 
 /** Ledger rows written by one INSERT (9 parameters each: 450, far under SQLite's limit). */
 const LEDGER_ROWS = 50;

@@ -18,7 +18,7 @@ export class SqliteRunner implements Runner {
   private current: Committed | null = null;
 
   /**
-   * `outbox` writes what a query `emit`s, inside its transaction (webhooks.ts outboxWriter);
+   * `outbox` writes what a query `emit`s, inside its transaction (outbox.ts outboxWriter);
    * `notifier` is told what each piece of work committed, once it has.
    */
   constructor(

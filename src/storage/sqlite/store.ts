@@ -43,9 +43,10 @@ import { migrateSqlite, openSqlite, type SqliteDatabase } from './database.ts';
 import { DiagBatch, diagStatements } from './diagnostics.ts';
 import { forwardJobWriter, SqliteForwardingQueue } from './forwarding.ts';
 import { SqliteEventDeletes } from './lifecycle.ts';
+import { outboxWriter } from './outbox.ts';
 import { SqliteRunner } from './runner.ts';
 import { type DurableCommit, durableCommit, type Flush, WalSync } from './wal-sync.ts';
-import { outboxWriter, SqliteDeliveryQueue } from './webhooks.ts';
+import { SqliteDeliveryQueue } from './webhooks.ts';
 
 export const toEvent = (r: EventRow) => rows.toEvent(sqliteCodec, r);
 export type { EventRow };
