@@ -25,7 +25,6 @@ import {
   statsStore,
   webhookStore,
 } from '../sql/ports.ts';
-import { PostgresEventBus, PostgresStatsStore } from './dashboard.ts';
 import {
   createPool,
   describeTarget,
@@ -34,10 +33,12 @@ import {
   StorageUnavailableError,
 } from './database.ts';
 import { PostgresEventStore } from './events.ts';
+import { PostgresEventBus } from './feed.ts';
 import { PostgresForwardingQueue } from './forwarding.ts';
 import { PostgresEventDeletes } from './lifecycle.ts';
 import { writeOutbox } from './outbox.ts';
 import { PostgresRunner } from './runner.ts';
+import { PostgresStatsStore } from './stats.ts';
 import { PostgresDeliveryQueue } from './webhooks.ts';
 
 export class PostgresStore implements Store {

@@ -78,7 +78,7 @@ export function sessionStore({ sql: db, read, transaction }: Runner): SessionSto
   };
 }
 
-/** The dashboard's stats are read per database (dashboard.ts), through the runner. */
+/** The dashboard's stats are read per database (sqlite/stats.ts, postgres/stats.ts), through the runner. */
 export function statsStore({ own }: Runner, stats: StatsStore): StatsStore {
   return {
     eventStats: (query) => own(() => stats.eventStats(query)),

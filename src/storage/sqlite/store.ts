@@ -38,13 +38,14 @@ import {
   statsStore,
   webhookStore,
 } from '../sql/ports.ts';
-import { SqliteEventBus, SqliteStatsStore } from './dashboard.ts';
 import { migrateSqlite, openSqlite, type SqliteDatabase } from './database.ts';
 import { DiagBatch, diagStatements } from './diagnostics.ts';
+import { SqliteEventBus } from './feed.ts';
 import { forwardJobWriter, SqliteForwardingQueue } from './forwarding.ts';
 import { SqliteEventDeletes } from './lifecycle.ts';
 import { outboxWriter } from './outbox.ts';
 import { SqliteRunner } from './runner.ts';
+import { SqliteStatsStore } from './stats.ts';
 import { type DurableCommit, durableCommit, type Flush, WalSync } from './wal-sync.ts';
 import { SqliteDeliveryQueue } from './webhooks.ts';
 
