@@ -18,7 +18,11 @@ import type { SessionStore } from './session-store.ts';
 import type { StatsStore } from './stats-store.ts';
 import type { WebhookStore } from './webhook-store.ts';
 
-export interface Store {
+/**
+ * The store's ports, one a field. Storage builds them in one place for both databases
+ * (storage/sql/ports.ts storePorts), so a new port is a line there and a line here.
+ */
+export interface StorePorts {
   destinations: DestinationStore;
   forwarding: ForwardingStore;
   accounts: AccountStore;
@@ -31,6 +35,9 @@ export interface Store {
   sessions: SessionStore;
   lifecycle: LifecycleStore;
   matchKeys: MatchKeyStore;
+}
+
+export interface Store extends StorePorts {
   /** Runs pending migrations; safe to call on every start. */
   migrate(): Promise<void>;
   /** Cheap round trip, for /readyz. */

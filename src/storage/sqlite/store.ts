@@ -1,23 +1,12 @@
 import type { TrackedEvent, WebhookEvent } from '../../domain/model.ts';
-import type { AccountStore } from '../../domain/ports/account-store.ts';
 import type { CommitNotifier } from '../../domain/ports/commit-notifier.ts';
-import type { DestinationStore } from '../../domain/ports/destination-store.ts';
-import type { EventFeed } from '../../domain/ports/event-feed.ts';
 import type {
   EventQuery,
   EventStore,
   InsertOutcome,
   NewEvent,
 } from '../../domain/ports/event-store.ts';
-import type { ForwardingStore } from '../../domain/ports/forwarding-store.ts';
-import type { KeyStore } from '../../domain/ports/key-store.ts';
-import type { LifecycleStore } from '../../domain/ports/lifecycle-store.ts';
-import type { MatchKeyStore } from '../../domain/ports/match-key-store.ts';
-import type { PixelStore } from '../../domain/ports/pixel-store.ts';
-import type { SessionStore } from '../../domain/ports/session-store.ts';
-import type { StatsStore } from '../../domain/ports/stats-store.ts';
-import type { Store } from '../../domain/ports/store.ts';
-import type { WebhookStore } from '../../domain/ports/webhook-store.ts';
+import type { Store, StorePorts } from '../../domain/ports/store.ts';
 import { dayOf, hourOf, planTotal, totalSql } from '../event-totals.ts';
 import { GroupCommit } from '../group-commit.ts';
 import { matchColumns } from '../match-columns.ts';
@@ -25,19 +14,7 @@ import { getEvent } from '../queries/events.ts';
 import * as rows from '../rows.ts';
 import { type EventRow, sqliteCodec } from '../rows.ts';
 import { eventsCommitted, type QueuedWork } from '../sql/committed.ts';
-import {
-  accountStore,
-  destinationStore,
-  eventFeed,
-  forwardingStore,
-  keyStore,
-  lifecycleStore,
-  matchKeyStore,
-  pixelStore,
-  sessionStore,
-  statsStore,
-  webhookStore,
-} from '../sql/ports.ts';
+import { storePorts } from '../sql/ports.ts';
 import { migrateSqlite, openSqlite, type SqliteDatabase } from './database.ts';
 import { DiagBatch, diagStatements } from './diagnostics.ts';
 import { SqliteEventBus } from './feed.ts';
@@ -331,21 +308,14 @@ class SqliteEventStore implements EventStore {
   }
 }
 
+/** Its ports, assigned whole by the constructor (sql/ports.ts storePorts). */
+export interface SqliteStore extends Omit<StorePorts, 'events'> {}
+
+/** The store on SQLite: the shared ports (sql/ports.ts storePorts) around its own parts. */
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the constructor assigns every port at once from storePorts, whose result the compiler holds to StorePorts.
 export class SqliteStore implements Store {
-  readonly accounts: AccountStore;
-  readonly pixels: PixelStore;
   readonly events: SqliteEventStore;
-  readonly webhooks: WebhookStore;
-  readonly keys: KeyStore;
-  readonly stats: StatsStore;
-  readonly feed: EventFeed;
-  private readonly bus: SqliteEventBus;
   private readonly queue: SqliteDeliveryQueue;
-  readonly sessions: SessionStore;
-  readonly lifecycle: LifecycleStore;
-  readonly matchKeys: MatchKeyStore;
-  readonly destinations: DestinationStore;
-  readonly forwarding: ForwardingStore;
 
   private constructor(
     readonly db: SqliteDatabase,
@@ -359,27 +329,27 @@ export class SqliteStore implements Store {
     // One runner, so each statement is prepared once for the whole store; what each write
     // commits is announced to `commits` after its COMMIT.
     const runner = new SqliteRunner(db, write, commits);
-    this.accounts = accountStore(runner);
-    this.pixels = pixelStore(runner);
-    this.bus = new SqliteEventBus();
-    this.feed = eventFeed(runner, this.bus);
+    const bus = new SqliteEventBus();
     this.events = new SqliteEventStore(
       db,
       write,
       durable,
-      this.bus.announce,
+      bus.announce,
       forwardJobWriter(db),
       runner,
     );
-    this.destinations = destinationStore(runner);
-    this.forwarding = forwardingStore(runner, new SqliteForwardingQueue(db, outbox, durable));
-    this.keys = keyStore(runner);
-    this.stats = statsStore(runner, new SqliteStatsStore(db));
-    this.sessions = sessionStore(runner);
-    this.lifecycle = lifecycleStore(runner, new SqliteEventDeletes(db, durable));
-    this.matchKeys = matchKeyStore(runner);
     this.queue = new SqliteDeliveryQueue(db, runner, outbox, durable);
-    this.webhooks = webhookStore(runner, this.queue);
+    Object.assign(
+      this,
+      storePorts(runner, {
+        events: this.events,
+        stats: new SqliteStatsStore(db),
+        feed: bus,
+        deliveries: this.queue,
+        deletes: new SqliteEventDeletes(db, durable),
+        forwarding: new SqliteForwardingQueue(db, outbox, durable),
+      }),
+    );
   }
 
   /**
