@@ -1,3 +1,5 @@
+/** What several ports share: a page of a list, and a change made inside the store's transaction. */
+
 import type { WebhookEvent } from '../model.ts';
 
 export interface Page {
