@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createAccount } from '../src/domain/accounts/accounts.ts';
 import { newPublishableKey } from '../src/domain/ids.ts';
-import { systemClock } from '../src/domain/ports.ts';
+import { systemClock } from '../src/domain/ports/clock.ts';
 import { SqliteStore } from '../src/storage/sqlite/store.ts';
 import { startServerProcess } from '../test/process.ts';
 

@@ -17,7 +17,8 @@ import pg from 'pg';
 import { createAccount } from '../src/domain/accounts/accounts.ts';
 import type { Destination } from '../src/domain/forwarding/model.ts';
 import { newId, newPublishableKey } from '../src/domain/ids.ts';
-import { type Store, systemClock } from '../src/domain/ports.ts';
+import { systemClock } from '../src/domain/ports/clock.ts';
+import type { Store } from '../src/domain/ports/store.ts';
 import { PostgresStore } from '../src/storage/postgres/store.ts';
 import { SqliteStore } from '../src/storage/sqlite/store.ts';
 

@@ -36,7 +36,7 @@ import Database from 'better-sqlite3';
 import type pg from 'pg';
 import { newId, newPublishableKey } from '../src/domain/ids.ts';
 import { PURGE_FIRST_AFTER_MS, purgeExpired } from '../src/domain/lifecycle/retention.ts';
-import { systemClock } from '../src/domain/ports.ts';
+import { systemClock } from '../src/domain/ports/clock.ts';
 import { PostgresStore } from '../src/storage/postgres/store.ts';
 import { SqliteStore } from '../src/storage/sqlite/store.ts';
 import {

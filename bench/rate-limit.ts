@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { FastifyReply } from 'fastify';
 import type { Account } from '../src/domain/model.ts';
-import type { RateLimiter } from '../src/domain/ports.ts';
+import type { RateLimiter } from '../src/domain/ports/rate-limiter.ts';
 import { limitAccount } from '../src/http/rate-limit.ts';
 import { MemoryRateLimiter } from '../src/rate-limit/memory.ts';
 import { connectRedis, RedisRateLimiter, redisReady } from '../src/rate-limit/redis.ts';

@@ -37,7 +37,7 @@ import { assertScopeAllows } from '../dist/domain/keys/keys.js';
 import { startMatchKeysSweep } from '../dist/domain/lifecycle/match-keys-sweep.js';
 import { startPurgeJob } from '../dist/domain/lifecycle/retention.js';
 import { withPixelCache } from '../dist/domain/pixels/pixel-cache.js';
-import { systemClock } from '../dist/domain/ports.js';
+import { systemClock } from '../dist/domain/ports/clock.js';
 import { compileValidator } from '../dist/domain/validation.js';
 import { buildApp, parseJson } from '../dist/http/app.js';
 import { authenticateRequest, KeyHashes } from '../dist/http/auth.js';

@@ -41,7 +41,7 @@ import pg from 'pg';
 import { chromium } from 'playwright-core';
 import { createAccount } from '../src/domain/accounts/accounts.ts';
 import { newId, newPublishableKey } from '../src/domain/ids.ts';
-import { systemClock } from '../src/domain/ports.ts';
+import { systemClock } from '../src/domain/ports/clock.ts';
 import { PostgresStore } from '../src/storage/postgres/store.ts';
 import { SqliteStore } from '../src/storage/sqlite/store.ts';
 import {

@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util';
 import { createAccount } from '../src/domain/accounts/accounts.ts';
 import { hashApiKey } from '../src/domain/accounts/api-key.ts';
 import { newPublishableKey } from '../src/domain/ids.ts';
-import { systemClock } from '../src/domain/ports.ts';
+import { systemClock } from '../src/domain/ports/clock.ts';
 import { PostgresRunner } from '../src/storage/postgres/runner.ts';
 import { PostgresStore } from '../src/storage/postgres/store.ts';
 import { findByKeyHash } from '../src/storage/queries/accounts.ts';

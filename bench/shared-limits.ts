@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { PrimaryLimits } from '../src/cluster/shared-limits.ts';
-import type { RateLimiter } from '../src/domain/ports.ts';
+import type { RateLimiter } from '../src/domain/ports/rate-limiter.ts';
 import { MemoryRateLimiter } from '../src/rate-limit/memory.ts';
 
 const { values } = parseArgs({

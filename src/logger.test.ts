@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { scanLogText } from '../test/log-scan.ts';
-import { systemClock } from './domain/ports.ts';
+import { systemClock } from './domain/ports/clock.ts';
 import { buildApp } from './http/app.ts';
 import { createLogger } from './logger.ts';
 import { SqliteStore } from './storage/sqlite/store.ts';

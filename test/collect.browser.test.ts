@@ -17,7 +17,7 @@ import { after, before, describe, it } from 'node:test';
 import type { BrowserContext } from 'playwright-core';
 import { ForwardingWorker } from '../src/delivery/forwarding-worker.ts';
 import { createPlatformSender, type PlatformSender } from '../src/delivery/platform-sender.ts';
-import { systemClock } from '../src/domain/ports.ts';
+import { systemClock } from '../src/domain/ports/clock.ts';
 import { CHROMIUM, type LaunchedBrowser, launchChromium } from './browser.ts';
 import { type Harness, startHarness, type TestAccount, testStores } from './harness.ts';
 import { testLogger } from './log-capture.ts';

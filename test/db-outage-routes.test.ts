@@ -15,7 +15,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Store } from '../src/domain/ports.ts';
+import type { Store } from '../src/domain/ports/store.ts';
 import { PostgresStore } from '../src/storage/postgres/store.ts';
 import { SqliteStore } from '../src/storage/sqlite/store.ts';
 import {

@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { createAccount } from '../src/domain/accounts/accounts.ts';
 import { newPublishableKey } from '../src/domain/ids.ts';
-import { systemClock } from '../src/domain/ports.ts';
+import { systemClock } from '../src/domain/ports/clock.ts';
 import { QUERY_TIMEOUT_MS } from '../src/storage/postgres/database.ts';
 import { PostgresStore } from '../src/storage/postgres/store.ts';
 import { SqliteStore } from '../src/storage/sqlite/store.ts';

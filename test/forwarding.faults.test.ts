@@ -33,7 +33,7 @@ import {
   PLATFORMS,
   type Platform,
 } from '../src/domain/forwarding/platforms/registry.ts';
-import { systemClock } from '../src/domain/ports.ts';
+import { systemClock } from '../src/domain/ports/clock.ts';
 import {
   dropSchema,
   freshSchemaName,

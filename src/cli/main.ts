@@ -31,7 +31,7 @@ import {
 import { eraseExpiredMatchKeys } from '../domain/lifecycle/match-keys-sweep.ts';
 import { purgeExpired, retentionOf, setRetentionDays } from '../domain/lifecycle/retention.ts';
 import { type Account, KEY_SCOPES, type KeyScope, type ManagedKey } from '../domain/model.ts';
-import { systemClock } from '../domain/ports.ts';
+import { systemClock } from '../domain/ports/clock.ts';
 import { maskCredentials } from '../redact.ts';
 import { openStore } from '../storage/index.ts';
 

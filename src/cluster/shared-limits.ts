@@ -14,7 +14,7 @@
  * primary answers with every process's metrics (prom-client's AggregatorRegistry).
  */
 import { TrackwayError } from '../domain/errors.ts';
-import type { RateDecision, RateLimiter, RateQuota } from '../domain/ports.ts';
+import type { RateDecision, RateLimiter, RateQuota } from '../domain/ports/rate-limiter.ts';
 import { MemoryRateLimiter } from '../rate-limit/memory.ts';
 import { MemoryStreamSlots, type StreamSlots } from '../rate-limit/stream-slots.ts';
 import { windowIndex, windowResetAt } from '../rate-limit/windows.ts';

@@ -12,7 +12,7 @@ import { type MetaServer, startMetaServer } from '../../test/platforms/meta-serv
 import { baseUrlsFor } from '../../test/platforms/stand-ins.ts';
 import { startTiktokServer, type TiktokServer } from '../../test/platforms/tiktok-server.ts';
 import { sha256Hex } from '../domain/events/user-data.ts';
-import { systemClock } from '../domain/ports.ts';
+import { systemClock } from '../domain/ports/clock.ts';
 import { ForwardingWorker } from './forwarding-worker.ts';
 import { createPlatformSender, type PlatformSender } from './platform-sender.ts';
 

@@ -14,7 +14,7 @@ import {
   startGoogleAdsServer,
 } from '../../test/platforms/google-ads-server.ts';
 import { baseUrlsFor } from '../../test/platforms/stand-ins.ts';
-import { systemClock } from '../domain/ports.ts';
+import { systemClock } from '../domain/ports/clock.ts';
 import { type AccessTokens, createAccessTokens } from './access-tokens.ts';
 import { ForwardingWorker } from './forwarding-worker.ts';
 import { createPlatformSender, type PlatformSender } from './platform-sender.ts';

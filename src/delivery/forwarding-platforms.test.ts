@@ -15,7 +15,7 @@ import { type Ga4Server, startGa4Server } from '../../test/platforms/ga4-server.
 import { type MetaServer, startMetaServer } from '../../test/platforms/meta-server.ts';
 import { baseUrlsFor } from '../../test/platforms/stand-ins.ts';
 import { startTiktokServer, type TiktokServer } from '../../test/platforms/tiktok-server.ts';
-import { systemClock } from '../domain/ports.ts';
+import { systemClock } from '../domain/ports/clock.ts';
 import { createMetrics } from '../http/metrics.ts';
 import { ForwardingWorker } from './forwarding-worker.ts';
 import { createPlatformSender, type PlatformSender } from './platform-sender.ts';

@@ -16,7 +16,7 @@ import {
   type Platform,
   platformModule,
 } from '../domain/forwarding/platforms/registry.ts';
-import { systemClock } from '../domain/ports.ts';
+import { systemClock } from '../domain/ports/clock.ts';
 import { type AccessTokens, createAccessTokens } from './access-tokens.ts';
 import { ForwardingWorker } from './forwarding-worker.ts';
 import { createPlatformSender, type PlatformSender } from './platform-sender.ts';

@@ -4,7 +4,7 @@ import { type Harness, startHarness, type TestAccount, testStores } from '../../
 import { testLogger } from '../../test/log-capture.ts';
 import { type MetaServer, startMetaServer } from '../../test/platforms/meta-server.ts';
 import { baseUrlsFor } from '../../test/platforms/stand-ins.ts';
-import { systemClock } from '../domain/ports.ts';
+import { systemClock } from '../domain/ports/clock.ts';
 import { createMetrics } from '../http/metrics.ts';
 import { ForwardingWorker } from './forwarding-worker.ts';
 import { createPlatformSender, type PlatformSender } from './platform-sender.ts';

@@ -23,17 +23,16 @@ import { excerpt, type Verdict } from '../domain/forwarding/platform-response.ts
 import type { PlatformModule } from '../domain/forwarding/platforms/platform.ts';
 import { type Platform, platformModule } from '../domain/forwarding/platforms/registry.ts';
 import type { WebhookEvent } from '../domain/model.ts';
+import type { Clock, Timers } from '../domain/ports/clock.ts';
 import type {
   ClaimedBatch,
   ClaimedJob,
   ClaimedReplay,
-  Clock,
   ForwardAttempt,
-  ForwardingSource,
   ForwardingStore,
   JobOutcome,
-  Timers,
-} from '../domain/ports.ts';
+} from '../domain/ports/forwarding-store.ts';
+import type { ForwardingSource } from '../domain/ports/match-key-store.ts';
 import { decideNext } from '../domain/webhooks/retry-policy.ts';
 import { type AccessTokens, createAccessTokens } from './access-tokens.ts';
 import { type PlatformSender, sendAuthorized } from './platform-sender.ts';

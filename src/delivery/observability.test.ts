@@ -8,7 +8,7 @@ import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { type Harness, startHarness, testStores } from '../../test/harness.ts';
 import { type Receiver, startReceiver } from '../../test/receiver.ts';
-import { systemClock } from '../domain/ports.ts';
+import { systemClock } from '../domain/ports/clock.ts';
 import { createMetrics, type Metrics } from '../http/metrics.ts';
 import { createLogger } from '../logger.ts';
 import { createSender } from './sender.ts';

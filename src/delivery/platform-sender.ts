@@ -8,7 +8,7 @@ import { Agent, request } from 'undici';
 import { type PlatformRequest, requestUrl } from '../domain/forwarding/model.ts';
 import type { PlatformAnswer, Verdict } from '../domain/forwarding/platform-response.ts';
 import { type Platform, platformModule } from '../domain/forwarding/platforms/registry.ts';
-import type { PlatformGateway, SentRequest } from '../domain/ports.ts';
+import type { PlatformGateway, SentRequest } from '../domain/ports/platform-gateway.ts';
 import { type AccessTokens, createAccessTokens, type TokenOutcome } from './access-tokens.ts';
 
 /** The most of an answer read: classifiers parse the error body; the ledger keeps 1 KB. */

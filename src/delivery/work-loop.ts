@@ -6,7 +6,7 @@
  * other processes). Timers run on the injected clock, so a test clock drives the loop without
  * sleeping. What a look launches is tracked, so stopping waits for it.
  */
-import type { Clock, Timers } from '../domain/ports.ts';
+import type { Clock, Timers } from '../domain/ports/clock.ts';
 
 /** What one look found. */
 export interface Look {

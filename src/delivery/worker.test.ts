@@ -17,7 +17,8 @@ import { testLogger } from '../../test/log-capture.ts';
 import { type Receiver, startReceiver } from '../../test/receiver.ts';
 import { setPlan } from '../domain/accounts/accounts.ts';
 import type { AttemptResult, ClaimedDelivery } from '../domain/model.ts';
-import { type Store, systemClock } from '../domain/ports.ts';
+import { systemClock } from '../domain/ports/clock.ts';
+import type { Store } from '../domain/ports/store.ts';
 import {
   signPayload,
   standardWebhookSignature,

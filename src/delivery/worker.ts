@@ -8,7 +8,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { AttemptResult, ClaimedDelivery } from '../domain/model.ts';
-import type { Clock, Timers, WebhookStore } from '../domain/ports.ts';
+import type { Clock, Timers } from '../domain/ports/clock.ts';
+import type { WebhookStore } from '../domain/ports/webhook-store.ts';
 import { decideNext, parseRetryAfter } from '../domain/webhooks/retry-policy.ts';
 import { signingSecrets, signPayload, standardWebhookHeaders } from '../domain/webhooks/signing.ts';
 import { PER_ENDPOINT_IN_FLIGHT } from './in-flight.ts';

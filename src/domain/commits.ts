@@ -3,7 +3,7 @@
  * (the delivery worker, the metrics) listens. Listeners run synchronously after the commit and
  * must be cheap (the worker's wake only schedules a look for work).
  */
-import type { CommitNotifier, StoredCounts } from './ports.ts';
+import type { CommitNotifier, StoredCounts } from './ports/commit-notifier.ts';
 
 export class CommitSignal implements CommitNotifier {
   private readonly outbox: Array<() => void> = [];

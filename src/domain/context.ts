@@ -1,5 +1,6 @@
 import type { Account, Pixel } from './model.ts';
-import type { Clock, Store } from './ports.ts';
+import type { Clock } from './ports/clock.ts';
+import type { Store } from './ports/store.ts';
 
 /** What every domain verb is handed: the adapters it may use and who is asking. */
 export interface Context {

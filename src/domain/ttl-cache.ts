@@ -1,4 +1,4 @@
-import type { Clock } from './ports.ts';
+import type { Clock } from './ports/clock.ts';
 
 /**
  * Remembers lookups for at most `ttlMs`, so a burst of requests for one thing costs one storage

@@ -7,7 +7,8 @@ import { hashApiKey, hasValidChecksum } from '../domain/accounts/api-key.ts';
 import { KEY_CACHE_TTL_MS } from '../domain/accounts/key-cache.ts';
 import { TrackwayError } from '../domain/errors.ts';
 import type { Account, KeyScope } from '../domain/model.ts';
-import type { AccountStore, Clock } from '../domain/ports.ts';
+import type { AccountStore } from '../domain/ports/account-store.ts';
+import type { Clock } from '../domain/ports/clock.ts';
 
 const BEARER = /^Bearer +(\S+) *$/i;
 

@@ -11,7 +11,7 @@ import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { testStores } from '../../test/harness.ts';
 import { createAccount } from '../domain/accounts/accounts.ts';
-import { systemClock } from '../domain/ports.ts';
+import { systemClock } from '../domain/ports/clock.ts';
 import { createLogger } from '../logger.ts';
 import { buildApp } from './app.ts';
 import { createMetrics } from './metrics.ts';

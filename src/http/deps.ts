@@ -8,7 +8,10 @@ import type { Config } from '../config.ts';
 import type { CommitSignal } from '../domain/commits.ts';
 import type { Context } from '../domain/context.ts';
 import type { Account, KeyScope } from '../domain/model.ts';
-import type { Clock, PlatformGateway, RateLimiter, Store } from '../domain/ports.ts';
+import type { Clock } from '../domain/ports/clock.ts';
+import type { PlatformGateway } from '../domain/ports/platform-gateway.ts';
+import type { RateLimiter } from '../domain/ports/rate-limiter.ts';
+import type { Store } from '../domain/ports/store.ts';
 import type { StreamSlots } from '../rate-limit/stream-slots.ts';
 import type { Metrics } from './metrics.ts';
 

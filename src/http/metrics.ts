@@ -11,7 +11,8 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 import { USER_DATA_FIELDS } from '../domain/events/user-data.ts';
 import { MATCH_KEY_FIELDS } from '../domain/forwarding/match-keys.ts';
 import { PLATFORMS } from '../domain/forwarding/platforms/registry.ts';
-import type { DestinationBacklog, OutboxBacklog } from '../domain/ports.ts';
+import type { DestinationBacklog } from '../domain/ports/forwarding-store.ts';
+import type { OutboxBacklog } from '../domain/ports/webhook-store.ts';
 
 /** The queues whose backlog is measured: webhook deliveries now, forwarding batches later. */
 export type OutboxKind = 'webhook' | 'forwarding';

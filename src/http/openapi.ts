@@ -1,4 +1,4 @@
-import { systemClock } from '../domain/ports.ts';
+import { systemClock } from '../domain/ports/clock.ts';
 import { createLogger } from '../logger.ts';
 import { SqliteStore } from '../storage/sqlite/store.ts';
 import { buildApp } from './app.ts';

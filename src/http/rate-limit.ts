@@ -7,8 +7,13 @@ import type { FastifyReply } from 'fastify';
 import { effectiveLimits } from '../domain/accounts/accounts.ts';
 import { RateLimitedError, type TrackwayError } from '../domain/errors.ts';
 import type { Account } from '../domain/model.ts';
-import type { RateDecision, RateLimiter, RateQuota, RateWindowState } from '../domain/ports.ts';
-import { RATE_WINDOW_SECONDS } from '../domain/ports.ts';
+import type {
+  RateDecision,
+  RateLimiter,
+  RateQuota,
+  RateWindowState,
+} from '../domain/ports/rate-limiter.ts';
+import { RATE_WINDOW_SECONDS } from '../domain/ports/rate-limiter.ts';
 
 /** Failed authentications one client IP may make per UTC minute before it gets 429s. */
 export const AUTH_FAILURES_PER_MINUTE = 20;

@@ -7,7 +7,7 @@ import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import type { FastifyRouteSchemaDef } from 'fastify/types/schema.js';
 import { checkDestination, type DestinationPolicy } from '../delivery/ssrf.ts';
 import type { Context } from '../domain/context.ts';
-import type { DestinationCheck } from '../domain/ports.ts';
+import type { DestinationCheck } from '../domain/ports/destination-check.ts';
 import { compileValidator } from '../domain/validation.ts';
 import type { WebhookContext } from '../domain/webhooks/endpoints.ts';
 import type { AppDeps } from './deps.ts';

@@ -14,7 +14,8 @@ import type { Context } from '../domain/context.ts';
 import { invalidParameter, RateLimitedError } from '../domain/errors.ts';
 import { eventRecord } from '../domain/events/list-events.ts';
 import { followEvents, LiveTailHub, type TailBatch } from '../domain/events/live-tail.ts';
-import type { Clock, Store } from '../domain/ports.ts';
+import type { Clock } from '../domain/ports/clock.ts';
+import type { Store } from '../domain/ports/store.ts';
 import {
   MemoryStreamSlots,
   STREAMS_PER_ACCOUNT,

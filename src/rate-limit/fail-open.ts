@@ -4,7 +4,7 @@
  * Redis answers again; nothing is logged per request.
  */
 import type { Logger } from 'pino';
-import type { RateDecision, RateLimiter, RateQuota } from '../domain/ports.ts';
+import type { RateDecision, RateLimiter, RateQuota } from '../domain/ports/rate-limiter.ts';
 
 /** The process's `trackway_rate_limit_fallback` gauge: 1 while limiting in memory. */
 export interface FallbackGauge {

@@ -3,7 +3,12 @@
  * One Map entry per (key, window); an entry from an older window counts as empty, and stale
  * entries are swept once per minute so the Map holds only live windows.
  */
-import type { RateDecision, RateLimiter, RateQuota, RateWindow } from '../domain/ports.ts';
+import type {
+  RateDecision,
+  RateLimiter,
+  RateQuota,
+  RateWindow,
+} from '../domain/ports/rate-limiter.ts';
 import { windowIndex, windowResetAt } from './windows.ts';
 
 interface Counter {

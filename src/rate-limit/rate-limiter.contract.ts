@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import type { RateLimiter, RateQuota } from '../domain/ports.ts';
+import type { RateLimiter, RateQuota } from '../domain/ports/rate-limiter.ts';
 
 export interface LimiterKind {
   name: string;

@@ -12,7 +12,7 @@
  * far fewer scripts.
  */
 import { Redis, type Result } from 'ioredis';
-import type { RateDecision, RateLimiter, RateQuota } from '../domain/ports.ts';
+import type { RateDecision, RateLimiter, RateQuota } from '../domain/ports/rate-limiter.ts';
 import { windowIndex, windowResetAt } from './windows.ts';
 
 // KEYS: one counter per window. ARGV[1]: how many requests ask; then the n limits, then the n

@@ -1,5 +1,5 @@
 /** Window arithmetic shared by every adapter, so they cannot disagree on where a window starts. */
-import { RATE_WINDOW_SECONDS, type RateWindow } from '../domain/ports.ts';
+import { RATE_WINDOW_SECONDS, type RateWindow } from '../domain/ports/rate-limiter.ts';
 
 /** Index of the window holding `nowMs`, counted from the Unix epoch (UTC-aligned by definition). */
 export function windowIndex(window: RateWindow, nowMs: number): number {

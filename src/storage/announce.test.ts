@@ -4,7 +4,8 @@ import { bareEvent, storedPixel, testStores, webhookEndpoint } from '../../test/
 import { CommitSignal } from '../domain/commits.ts';
 import { newId, newPublishableKey } from '../domain/ids.ts';
 import type { WebhookEvent } from '../domain/model.ts';
-import type { Store, StoredCounts } from '../domain/ports.ts';
+import type { StoredCounts } from '../domain/ports/commit-notifier.ts';
+import type { Store } from '../domain/ports/store.ts';
 
 const T0 = new Date('2026-03-01T12:00:00Z');
 

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { testStores } from '../../test/harness.ts';
 import { newId, newPublishableKey } from '../domain/ids.ts';
 import type { Account, Pixel, TrackedEvent } from '../domain/model.ts';
-import type { Store } from '../domain/ports.ts';
+import type { Store } from '../domain/ports/store.ts';
 
 const T0 = new Date('2026-03-01T12:00:00.000Z');
 const at = (ms: number) => new Date(T0.getTime() + ms);

@@ -1,5 +1,6 @@
 import type { DatabaseTarget } from '../config.ts';
-import type { CommitNotifier, Store } from '../domain/ports.ts';
+import type { CommitNotifier } from '../domain/ports/commit-notifier.ts';
+import type { Store } from '../domain/ports/store.ts';
 import { PostgresStore } from './postgres/store.ts';
 import { SqliteStore } from './sqlite/store.ts';
 

@@ -9,7 +9,7 @@ import { bareEvent, storedPixel, testStores } from '../../test/harness.ts';
 import type { Destination } from '../domain/forwarding/model.ts';
 import { newId } from '../domain/ids.ts';
 import type { Pixel, TrackedEvent } from '../domain/model.ts';
-import type { Store } from '../domain/ports.ts';
+import type { Store } from '../domain/ports/store.ts';
 import type { PostgresStore } from './postgres/store.ts';
 import { migrateSqlite } from './sqlite/database.ts';
 import { SqliteStore } from './sqlite/store.ts';

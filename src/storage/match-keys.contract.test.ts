@@ -13,7 +13,7 @@ import { RAW_MATCH_KEYS_TTL_MS } from '../domain/forwarding/match-keys.ts';
 import { platformUserData } from '../domain/forwarding/platform-user-data.ts';
 import { PLATFORM_MODULES } from '../domain/forwarding/platforms/registry.ts';
 import type { Pixel, TrackedEvent } from '../domain/model.ts';
-import type { Store } from '../domain/ports.ts';
+import type { Store } from '../domain/ports/store.ts';
 
 const T0 = new Date('2026-03-01T12:00:00.000Z');
 const HOUR = 3_600_000;

@@ -19,7 +19,8 @@ import type {
   WebhookEvent,
   WebhookEventType,
 } from '../domain/model.ts';
-import type { EventQuery, Store } from '../domain/ports.ts';
+import type { EventQuery } from '../domain/ports/event-store.ts';
+import type { Store } from '../domain/ports/store.ts';
 import { PostgresStore } from './postgres/store.ts';
 import { SqliteStore } from './sqlite/store.ts';
 

@@ -5,7 +5,9 @@
 import { TrackwayError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { Account, ApiKeyRecord, KeyScope, ManagedKey } from '../model.ts';
-import type { AccountStore, Clock, NewApiKeyRow, Store } from '../ports.ts';
+import type { AccountStore, NewApiKeyRow } from '../ports/account-store.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { Store } from '../ports/store.ts';
 import { generateApiKey, hashApiKey, hasValidChecksum } from './api-key.ts';
 import { PLANS, type PlanName, type SubscriptionStatus } from './plans.ts';
 

@@ -1,4 +1,5 @@
-import type { AccountStore, Clock } from '../ports.ts';
+import type { AccountStore } from '../ports/account-store.ts';
+import type { Clock } from '../ports/clock.ts';
 import { TtlCache } from '../ttl-cache.ts';
 
 type KeyLookup = Pick<AccountStore, 'findByKeyHash'>;

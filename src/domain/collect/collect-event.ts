@@ -1,7 +1,7 @@
 import type { Context } from '../context.ts';
 import { assertTrackable, eventTracked, prepareEvent } from '../events/track-event.ts';
 import type { Pixel } from '../model.ts';
-import type { InsertOutcome } from '../ports.ts';
+import type { InsertOutcome } from '../ports/event-store.ts';
 import { type BrowserEvent, type BrowserFacts, browserEvent } from './browser-event.ts';
 import type { CollectInput } from './schemas.ts';
 

@@ -6,7 +6,8 @@
 import type { Context } from '../context.ts';
 import { invalidParameter, pixelNotFound } from '../errors.ts';
 import type { Destination } from '../forwarding/model.ts';
-import type { ExplorerPage, ExplorerQuery, ForwardStatus } from '../ports.ts';
+import type { ForwardStatus } from '../ports/forwarding-store.ts';
+import type { ExplorerPage, ExplorerQuery } from '../ports/stats-store.ts';
 import { dateRange } from './list-events.ts';
 
 export const EXPLORER_PAGE = 50;

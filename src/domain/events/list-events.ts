@@ -4,7 +4,7 @@ import { forwardingOf, forwardingRecord } from '../forwarding/forwarding-record.
 import { DEFAULT_ACTION_SOURCE } from '../forwarding/match-keys.ts';
 import { matchQualityOfRecord } from '../forwarding/match-quality.ts';
 import type { TrackedEvent } from '../model.ts';
-import type { ForwardingEntry } from '../ports.ts';
+import type { ForwardingEntry } from '../ports/forwarding-store.ts';
 import type { EventList, ListEventsQuery } from './schemas.ts';
 
 export const DEFAULT_LIMIT = 50;

@@ -8,7 +8,8 @@ import type { Context } from '../context.ts';
 import { pixelNotFound } from '../errors.ts';
 import { forwardingOf } from '../forwarding/forwarding-record.ts';
 import type { SequencedEvent } from '../model.ts';
-import type { ForwardingEntry, Store } from '../ports.ts';
+import type { ForwardingEntry } from '../ports/forwarding-store.ts';
+import type { Store } from '../ports/store.ts';
 
 /** Most events replayed after a reconnection; older ones are in the events list. */
 export const MAX_REPLAY = 1_000;

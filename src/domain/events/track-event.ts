@@ -14,7 +14,7 @@ import type {
   VisitorKeys,
   WebhookEvent,
 } from '../model.ts';
-import type { InsertOutcome } from '../ports.ts';
+import type { InsertOutcome } from '../ports/event-store.ts';
 import { compileValidator } from '../validation.ts';
 import { type TrackEventResponse, TrackEventSchema } from './schemas.ts';
 import { eventNameWarning } from './standard-events.ts';

@@ -5,7 +5,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { Context } from '../context.ts';
 import type { TrackedEvent } from '../model.ts';
-import type { ForwardingEntry } from '../ports.ts';
+import type { ForwardingEntry } from '../ports/forwarding-store.ts';
 
 const nullableString = Type.Union([Type.String(), Type.Null()]);
 

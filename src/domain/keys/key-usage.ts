@@ -1,4 +1,5 @@
-import type { Clock, KeyStore } from '../ports.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { KeyStore } from '../ports/key-store.ts';
 
 /** A key's `last_used_at` is written at most this often per instance. */
 export const KEY_USAGE_INTERVAL_MS = 60_000;

@@ -1,7 +1,7 @@
 import type { Context } from '../context.ts';
 import { invalidField, pixelNotFound } from '../errors.ts';
 import { hashUserData } from '../events/user-data.ts';
-import type { PersonKeys } from '../ports.ts';
+import type { PersonKeys } from '../ports/lifecycle-store.ts';
 import type { ErasureInput } from './schemas.ts';
 
 /**

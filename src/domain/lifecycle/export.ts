@@ -2,7 +2,7 @@ import type { Context } from '../context.ts';
 import { pixelNotFound } from '../errors.ts';
 import { dateRange, eventRecord } from '../events/list-events.ts';
 import { forwardingOf } from '../forwarding/forwarding-record.ts';
-import type { ExportCursor } from '../ports.ts';
+import type { ExportCursor } from '../ports/lifecycle-store.ts';
 import type { ExportFormat, ExportQueryInput } from './schemas.ts';
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));

@@ -3,7 +3,8 @@
  * timestamp, then deleted. The insert stamps each row with its expiry; this sweep deletes the
  * rows past it, in short transactions (ingest, on SQLite the single writer, waits at most one).
  */
-import type { Clock, Store, Timers } from '../ports.ts';
+import type { Clock, Timers } from '../ports/clock.ts';
+import type { Store } from '../ports/store.ts';
 import { startPeriodic } from './periodic.ts';
 
 /** Rows one sweep transaction deletes. */

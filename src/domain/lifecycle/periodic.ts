@@ -1,4 +1,4 @@
-import type { Timers } from '../ports.ts';
+import type { Timers } from '../ports/clock.ts';
 
 /**
  * Runs `job` once `firstAfterMs` after start and then every `everyMs`, on the clock's timers (a

@@ -1,7 +1,8 @@
 import { type Operator, OperatorError } from '../accounts/accounts.ts';
 import type { PlanName } from '../accounts/plans.ts';
 import type { Account } from '../model.ts';
-import type { Clock, Store, Timers } from '../ports.ts';
+import type { Clock, Timers } from '../ports/clock.ts';
+import type { Store } from '../ports/store.ts';
 import { startPeriodic } from './periodic.ts';
 
 const DAY_MS = 86_400_000;

@@ -1,5 +1,6 @@
 import type { Pixel } from '../model.ts';
-import type { Clock, PixelStore } from '../ports.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { PixelStore } from '../ports/pixel-store.ts';
 import { TtlCache } from '../ttl-cache.ts';
 
 /** Longest a pixel lookup is reused: a pause made on another instance applies within this. */

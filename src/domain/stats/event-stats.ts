@@ -7,7 +7,7 @@ import type { Context } from '../context.ts';
 import { invalidParameter, pixelNotFound, TrackwayError } from '../errors.ts';
 import { bound } from '../events/list-events.ts';
 import type { StatsInterval } from '../model.ts';
-import type { StatsQuery } from '../ports.ts';
+import type { StatsQuery } from '../ports/stats-store.ts';
 import type { Stats, StatsQueryInput } from './schemas.ts';
 
 export const MAX_BUCKETS = 1_000;

@@ -13,7 +13,7 @@ import {
   type WebhookEventType,
 } from '../model.ts';
 import type { PageQuery } from '../pixels/schemas.ts';
-import type { DestinationCheck } from '../ports.ts';
+import type { DestinationCheck } from '../ports/destination-check.ts';
 import type { CreateWebhookInput, TestWebhookInput, UpdateWebhookInput } from './schemas.ts';
 import { newWebhookSecret, signingSecrets } from './signing.ts';
 

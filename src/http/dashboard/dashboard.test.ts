@@ -23,7 +23,7 @@ import {
   PLATFORMS,
   type Platform,
 } from '../../domain/forwarding/platforms/registry.ts';
-import { systemClock } from '../../domain/ports.ts';
+import { systemClock } from '../../domain/ports/clock.ts';
 import { PostgresStore } from '../../storage/postgres/store.ts';
 import { buildApp } from '../app.ts';
 

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyReply } from 'fastify';
 import { assertApiAccess, authenticateKey } from '../../domain/accounts/accounts.ts';
 import { RateLimitedError, TrackwayError } from '../../domain/errors.ts';
-import type { AccountStore } from '../../domain/ports.ts';
+import type { AccountStore } from '../../domain/ports/account-store.ts';
 import type { App, AppDeps } from '../deps.ts';
 import { errorBody, toTrackwayError } from '../errors.ts';
 import { limitAccount, limitAuthFailure } from '../rate-limit.ts';

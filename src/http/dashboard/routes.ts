@@ -23,7 +23,7 @@ import { createKey, revokeKey } from '../../domain/keys/keys.ts';
 import { CreateKeySchema } from '../../domain/keys/schemas.ts';
 import { createPixel, rotatePublishableKey, updatePixel } from '../../domain/pixels/pixels.ts';
 import { CreatePixelSchema, UpdatePixelSchema } from '../../domain/pixels/schemas.ts';
-import type { PlatformGateway } from '../../domain/ports.ts';
+import type { PlatformGateway } from '../../domain/ports/platform-gateway.ts';
 import { compileValidator } from '../../domain/validation.ts';
 import {
   createWebhook,

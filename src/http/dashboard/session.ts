@@ -7,7 +7,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { TrackwayError } from '../../domain/errors.ts';
-import type { Clock, SessionStore } from '../../domain/ports.ts';
+import type { Clock } from '../../domain/ports/clock.ts';
+import type { SessionStore } from '../../domain/ports/session-store.ts';
 
 export const SESSION_COOKIE = 'tw_session';
 /** A session lasts a working day; signing in again is cheap. */

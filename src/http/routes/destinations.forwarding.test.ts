@@ -6,7 +6,7 @@ import { type MetaServer, startMetaServer } from '../../../test/platforms/meta-s
 import { baseUrlsFor } from '../../../test/platforms/stand-ins.ts';
 import { ForwardingWorker } from '../../delivery/forwarding-worker.ts';
 import { createPlatformSender, type PlatformSender } from '../../delivery/platform-sender.ts';
-import { systemClock } from '../../domain/ports.ts';
+import { systemClock } from '../../domain/ports/clock.ts';
 
 const waitUntil = async (check: () => Promise<boolean>, ms = 10_000) => {
   const deadline = Date.now() + ms;

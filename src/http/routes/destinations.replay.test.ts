@@ -7,7 +7,7 @@ import {
   type TestAccount,
   testStores,
 } from '../../../test/harness.ts';
-import type { ClaimedReplay } from '../../domain/ports.ts';
+import type { ClaimedReplay } from '../../domain/ports/forwarding-store.ts';
 import { REPLAY_CHUNK } from '../../storage/queries/forwarding.ts';
 
 // Replay (contract §21): recorded, then queued in the background in chunks of its own short

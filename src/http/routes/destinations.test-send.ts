@@ -10,7 +10,7 @@ import {
   PLATFORMS,
   type Platform,
 } from '../../domain/forwarding/platforms/registry.ts';
-import type { PlatformGateway } from '../../domain/ports.ts';
+import type { PlatformGateway } from '../../domain/ports/platform-gateway.ts';
 import type { App, AppDeps } from '../deps.ts';
 import { contextOf, errorResponses } from '../route-kit.ts';
 

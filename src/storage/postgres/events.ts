@@ -1,7 +1,12 @@
 import type pg from 'pg';
 import { newMessageId } from '../../domain/ids.ts';
 import type { TrackedEvent, WebhookEvent } from '../../domain/model.ts';
-import type { EventQuery, EventStore, InsertOutcome, NewEvent } from '../../domain/ports.ts';
+import type {
+  EventQuery,
+  EventStore,
+  InsertOutcome,
+  NewEvent,
+} from '../../domain/ports/event-store.ts';
 import { hourOf, planTotal, totalSql } from '../event-totals.ts';
 import { GroupCommit } from '../group-commit.ts';
 import { matchColumns } from '../match-columns.ts';

@@ -5,7 +5,11 @@
  * jobs of new events are written by the event insert's own statement (events.ts).
  */
 import type pg from 'pg';
-import type { ClaimedBatch, ForwardClaim, ForwardSettlement } from '../../domain/ports.ts';
+import type {
+  ClaimedBatch,
+  ForwardClaim,
+  ForwardSettlement,
+} from '../../domain/ports/forwarding-store.ts';
 import { outcomeReason } from '../../domain/stats/diagnostics.ts';
 import { storableText } from '../../domain/webhooks/response-excerpt.ts';
 import * as destinations from '../queries/destinations.ts';

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { PersonErasure } from '../../domain/ports.ts';
+import type { PersonErasure } from '../../domain/ports/lifecycle-store.ts';
 import { type BucketDecrement, dailyOf, decrementsOf, totalsOf } from '../event-totals.ts';
 import type { EventDeletes } from '../sql/ports.ts';
 import { inTransaction } from './database.ts';

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { WebhookEvent } from '../../domain/model.ts';
-import type { CommitNotifier } from '../../domain/ports.ts';
+import type { CommitNotifier } from '../../domain/ports/commit-notifier.ts';
 import { Committed, type Note } from '../sql/committed.ts';
 import { postgresSql, type Query, type Runner, type Sql, type Step } from '../sql/query.ts';
 import { inTransaction } from './database.ts';

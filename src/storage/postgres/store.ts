@@ -1,33 +1,7 @@
 import type pg from 'pg';
-import type {
-  AccountStore,
-  CommitNotifier,
-  DestinationStore,
-  EventFeed,
-  ForwardingStore,
-  KeyStore,
-  LifecycleStore,
-  MatchKeyStore,
-  PixelStore,
-  SessionStore,
-  StatsStore,
-  Store,
-  WebhookStore,
-} from '../../domain/ports.ts';
-import {
-  accountStore,
-  destinationStore,
-  eventFeed,
-  forwardingStore,
-  keyStore,
-  lifecycleStore,
-  matchKeyStore,
-  pixelStore,
-  sessionStore,
-  statsStore,
-  webhookStore,
-} from '../sql/ports.ts';
-import { PostgresEventBus, PostgresStatsStore } from './dashboard.ts';
+import type { CommitNotifier } from '../../domain/ports/commit-notifier.ts';
+import type { Store, StorePorts } from '../../domain/ports/store.ts';
+import { storePorts } from '../sql/ports.ts';
 import {
   createPool,
   describeTarget,
@@ -36,27 +10,22 @@ import {
   StorageUnavailableError,
 } from './database.ts';
 import { PostgresEventStore } from './events.ts';
+import { PostgresEventBus } from './feed.ts';
 import { PostgresForwardingQueue } from './forwarding.ts';
 import { PostgresEventDeletes } from './lifecycle.ts';
 import { writeOutbox } from './outbox.ts';
 import { PostgresRunner } from './runner.ts';
+import { PostgresStatsStore } from './stats.ts';
 import { PostgresDeliveryQueue } from './webhooks.ts';
 
+/** Its ports, assigned whole by the constructor (sql/ports.ts storePorts). */
+export interface PostgresStore extends Omit<StorePorts, 'events'> {}
+
+/** The store on PostgreSQL: the shared ports (sql/ports.ts storePorts) around its own parts. */
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the constructor assigns every port at once from storePorts, whose result the compiler holds to StorePorts.
 export class PostgresStore implements Store {
-  readonly accounts: AccountStore;
-  readonly pixels: PixelStore;
   readonly events: PostgresEventStore;
-  readonly webhooks: WebhookStore;
-  readonly keys: KeyStore;
-  readonly stats: StatsStore;
-  readonly feed: EventFeed;
-  private readonly bus: PostgresEventBus;
   private readonly queue: PostgresDeliveryQueue;
-  readonly sessions: SessionStore;
-  readonly lifecycle: LifecycleStore;
-  readonly matchKeys: MatchKeyStore;
-  readonly destinations: DestinationStore;
-  readonly forwarding: ForwardingStore;
   private closed: Promise<void> | undefined;
 
   private constructor(
@@ -66,22 +35,21 @@ export class PostgresStore implements Store {
   ) {
     // The one runner: what each write commits is announced to `commits` after its COMMIT.
     const runner = new PostgresRunner(pool, writeOutbox, commits);
-    this.accounts = accountStore(runner);
-    this.pixels = pixelStore(runner);
     // One channel per schema: deployments sharing a database do not hear each other.
     const channel = `trackway_events${schema === null ? '' : `_${schema}`}`;
     this.events = new PostgresEventStore(pool, channel, runner);
-    this.bus = new PostgresEventBus(pool, channel);
-    this.feed = eventFeed(runner, this.bus);
-    this.keys = keyStore(runner);
-    this.stats = statsStore(runner, new PostgresStatsStore(pool));
-    this.sessions = sessionStore(runner);
-    this.lifecycle = lifecycleStore(runner, new PostgresEventDeletes(pool));
-    this.matchKeys = matchKeyStore(runner);
     this.queue = new PostgresDeliveryQueue(pool);
-    this.webhooks = webhookStore(runner, this.queue);
-    this.destinations = destinationStore(runner);
-    this.forwarding = forwardingStore(runner, new PostgresForwardingQueue(pool));
+    Object.assign(
+      this,
+      storePorts(runner, {
+        events: this.events,
+        stats: new PostgresStatsStore(pool),
+        feed: new PostgresEventBus(pool, channel),
+        deliveries: this.queue,
+        deletes: new PostgresEventDeletes(pool),
+        forwarding: new PostgresForwardingQueue(pool),
+      }),
+    );
   }
 
   /**

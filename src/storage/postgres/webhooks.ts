@@ -6,7 +6,7 @@ import type {
   WebhookEvent,
   WebhookEventType,
 } from '../../domain/model.ts';
-import type { DeliveryClaim, RetryOutcome } from '../../domain/ports.ts';
+import type { DeliveryClaim, RetryOutcome } from '../../domain/ports/webhook-store.ts';
 import { claimedBody, INTERRUPTED_ATTEMPT_ERROR } from '../../domain/webhooks/delivery.ts';
 import { GroupCommit } from '../group-commit.ts';
 import type { AttemptRecord } from '../queries/webhook-deliveries.ts';

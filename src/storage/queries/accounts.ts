@@ -1,7 +1,8 @@
 /** Account queries, written once for both databases (sql/query.ts). */
 import { sql } from 'kysely';
 import type { Account, KeyScope } from '../../domain/model.ts';
-import type { Change, NewApiKeyRow } from '../../domain/ports.ts';
+import type { NewApiKeyRow } from '../../domain/ports/account-store.ts';
+import type { Change } from '../../domain/ports/common.ts';
 import { type AccountRow, toAccount } from '../rows.ts';
 import { applyChange } from '../sql/change.ts';
 import { all, first, forUpdate, prepared, type Query, run, type Sql } from '../sql/query.ts';

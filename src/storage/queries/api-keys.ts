@@ -1,6 +1,8 @@
 /** API key queries, written once for both databases (sql/query.ts). */
 import type { ApiKeyRecord, ManagedKey } from '../../domain/model.ts';
-import type { NewApiKeyRow, NewManagedKeyRow, Page } from '../../domain/ports.ts';
+import type { NewApiKeyRow } from '../../domain/ports/account-store.ts';
+import type { Page } from '../../domain/ports/common.ts';
+import type { NewManagedKeyRow } from '../../domain/ports/key-store.ts';
 import { type ManagedKeyRow, toKey, toManagedKey } from '../rows.ts';
 import { all, first, prepared, type Query, run, type Sql } from '../sql/query.ts';
 

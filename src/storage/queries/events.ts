@@ -3,7 +3,7 @@
  * commit and listEvents' total stay hand-written per database: they are the hot paths.
  */
 import type { SequencedEvent, TrackedEvent } from '../../domain/model.ts';
-import type { ExportCursor, ExportQuery } from '../../domain/ports.ts';
+import type { ExportCursor, ExportQuery } from '../../domain/ports/lifecycle-store.ts';
 import { type EventRow, toEvent } from '../rows.ts';
 import { all, first, type Query, type Sql } from '../sql/query.ts';
 

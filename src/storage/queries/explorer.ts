@@ -6,7 +6,7 @@
  * the badges the jobs' (pixel_id, event_id) index.
  */
 import type { TrackedEvent } from '../../domain/model.ts';
-import type { ExplorerPage, ExplorerQuery } from '../../domain/ports.ts';
+import type { ExplorerPage, ExplorerQuery } from '../../domain/ports/stats-store.ts';
 import { type EventRow, toEvent } from '../rows.ts';
 import { all, type Query, type Sql } from '../sql/query.ts';
 

@@ -13,7 +13,7 @@ import type {
   ForwardAttempt,
   ForwardingEntry,
   ForwardStatus,
-} from '../../domain/ports.ts';
+} from '../../domain/ports/forwarding-store.ts';
 import { outcomeReason } from '../../domain/stats/diagnostics.ts';
 import { hourOf } from '../event-totals.ts';
 import { all, first, note, prepared, type Query, run, type Sql } from '../sql/query.ts';

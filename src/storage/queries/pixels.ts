@@ -1,6 +1,6 @@
 /** Pixel queries, written once for both databases (sql/query.ts). */
 import type { Pixel, WebhookEvent } from '../../domain/model.ts';
-import type { Change, Page } from '../../domain/ports.ts';
+import type { Change, Page } from '../../domain/ports/common.ts';
 import { type PixelRow, toPixel } from '../rows.ts';
 import { applyChange } from '../sql/change.ts';
 import {

@@ -1,6 +1,6 @@
 /** Webhook attempt queries, written once for both databases (sql/query.ts). */
 import type { DeliveryAttempt } from '../../domain/model.ts';
-import type { Page } from '../../domain/ports.ts';
+import type { Page } from '../../domain/ports/common.ts';
 import { type AttemptRow, toAttempt } from '../rows.ts';
 import { all, first, type Query, type Sql } from '../sql/query.ts';
 

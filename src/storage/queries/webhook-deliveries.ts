@@ -5,7 +5,7 @@
  */
 import { sql } from 'kysely';
 import type { AttemptResult, ClaimedDelivery } from '../../domain/model.ts';
-import type { OutboxBacklog } from '../../domain/ports.ts';
+import type { OutboxBacklog } from '../../domain/ports/webhook-store.ts';
 import { afterAttempt } from '../../domain/webhooks/delivery.ts';
 import { storableText } from '../../domain/webhooks/response-excerpt.ts';
 import { first, isTrue, prepared, type Query, run, type Sql } from '../sql/query.ts';

@@ -1,7 +1,7 @@
 /** Webhook endpoint queries, written once for both databases (sql/query.ts). */
 import { sql } from 'kysely';
 import type { WebhookEndpoint } from '../../domain/model.ts';
-import type { Change } from '../../domain/ports.ts';
+import type { Change } from '../../domain/ports/common.ts';
 import { type EndpointRow, toEndpoint } from '../rows.ts';
 import { applyChange } from '../sql/change.ts';
 import {

@@ -1,4 +1,4 @@
-import type { Change } from '../../domain/ports.ts';
+import type { Change } from '../../domain/ports/common.ts';
 import { emit, type Query } from './query.ts';
 
 /**

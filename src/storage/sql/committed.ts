@@ -4,7 +4,8 @@
  * its COMMIT: the workers' wake-ups, the metrics' event counts. The one place a write tells
  * the rest of the process about itself, so no port method and no caller can forget to.
  */
-import type { CommitNotifier, InsertOutcome } from '../../domain/ports.ts';
+import type { CommitNotifier } from '../../domain/ports/commit-notifier.ts';
+import type { InsertOutcome } from '../../domain/ports/event-store.ts';
 
 /** What one commit of events queued for the workers (the event stores' own insert says). */
 export interface QueuedWork {

@@ -7,19 +7,19 @@
  */
 
 import { uuidv7 } from '../../domain/ids.ts';
-import type {
-  AccountStore,
-  DestinationStore,
-  EventFeed,
-  ForwardingStore,
-  KeyStore,
-  LifecycleStore,
-  MatchKeyStore,
-  PixelStore,
-  SessionStore,
-  StatsStore,
-  WebhookStore,
-} from '../../domain/ports.ts';
+import type { AccountStore } from '../../domain/ports/account-store.ts';
+import type { DestinationStore } from '../../domain/ports/destination-store.ts';
+import type { EventFeed } from '../../domain/ports/event-feed.ts';
+import type { EventStore } from '../../domain/ports/event-store.ts';
+import type { ForwardingStore } from '../../domain/ports/forwarding-store.ts';
+import type { KeyStore } from '../../domain/ports/key-store.ts';
+import type { LifecycleStore } from '../../domain/ports/lifecycle-store.ts';
+import type { MatchKeyStore } from '../../domain/ports/match-key-store.ts';
+import type { PixelStore } from '../../domain/ports/pixel-store.ts';
+import type { SessionStore } from '../../domain/ports/session-store.ts';
+import type { StatsStore } from '../../domain/ports/stats-store.ts';
+import type { StorePorts } from '../../domain/ports/store.ts';
+import type { WebhookStore } from '../../domain/ports/webhook-store.ts';
 import * as retention from '../queries/account-retention.ts';
 import * as accounts from '../queries/accounts.ts';
 import * as keys from '../queries/api-keys.ts';
@@ -35,7 +35,7 @@ import * as deliveries from '../queries/webhook-deliveries.ts';
 import * as endpoints from '../queries/webhook-endpoints.ts';
 import type { Runner } from './query.ts';
 
-export function accountStore({ sql: db, read, transaction }: Runner): AccountStore {
+function accountStore({ sql: db, read, transaction }: Runner): AccountStore {
   return {
     createAccount: (a, firstKey) => transaction(() => accounts.createAccount(db, a, firstKey)),
     getAccount: (id) => read(() => accounts.getAccount(db, id)),
@@ -49,7 +49,7 @@ export function accountStore({ sql: db, read, transaction }: Runner): AccountSto
   };
 }
 
-export function pixelStore({ sql: db, read, transaction }: Runner): PixelStore {
+function pixelStore({ sql: db, read, transaction }: Runner): PixelStore {
   return {
     createPixel: (pixel, quota, emit) =>
       transaction(() => pixels.createPixel(db, pixel, quota, emit)),
@@ -62,7 +62,7 @@ export function pixelStore({ sql: db, read, transaction }: Runner): PixelStore {
   };
 }
 
-export function keyStore({ sql: db, read, transaction }: Runner): KeyStore {
+function keyStore({ sql: db, read, transaction }: Runner): KeyStore {
   return {
     createKey: (key) => read(() => keys.createKey(db, key)),
     listKeys: (accountId) => read(() => keys.listKeys(db, accountId)),
@@ -72,7 +72,7 @@ export function keyStore({ sql: db, read, transaction }: Runner): KeyStore {
   };
 }
 
-export function sessionStore({ sql: db, read, transaction }: Runner): SessionStore {
+function sessionStore({ sql: db, read, transaction }: Runner): SessionStore {
   return {
     createSession: (session) => transaction(() => sessions.createSession(db, session)),
     findSession: (tokenHash, now) => read(() => sessions.findSession(db, tokenHash, now)),
@@ -80,8 +80,8 @@ export function sessionStore({ sql: db, read, transaction }: Runner): SessionSto
   };
 }
 
-/** The dashboard's stats are read per database (dashboard.ts), through the runner. */
-export function statsStore({ own }: Runner, stats: StatsStore): StatsStore {
+/** The dashboard's stats are read per database (sqlite/stats.ts, postgres/stats.ts), through the runner. */
+function statsStore({ own }: Runner, stats: StatsStore): StatsStore {
   return {
     eventStats: (query) => own(() => stats.eventStats(query)),
     eventStatsJson: (query) => own(() => stats.eventStatsJson(query)),
@@ -99,7 +99,7 @@ export type DeliveryQueue = Pick<
   'retryDelivery' | 'enqueueFor' | 'claimDue' | 'recordAttempt'
 >;
 
-export function webhookStore(
+function webhookStore(
   { sql: db, read, transaction, own }: Runner,
   queue: DeliveryQueue,
 ): WebhookStore {
@@ -137,10 +137,7 @@ export function webhookStore(
 /** Deleting events takes them off the counts: written per database. */
 export type EventDeletes = Pick<LifecycleStore, 'erasePerson' | 'purgeBatch'>;
 
-export function lifecycleStore(
-  { sql: db, read, own }: Runner,
-  deletes: EventDeletes,
-): LifecycleStore {
+function lifecycleStore({ sql: db, read, own }: Runner, deletes: EventDeletes): LifecycleStore {
   return {
     lastSeq: (accountId) => read(() => events.lastSeq(db, accountId)),
     erasePerson: (options) => own(() => deletes.erasePerson(options)),
@@ -156,7 +153,7 @@ export function lifecycleStore(
 /** The live tail's bus is per database (in-process, LISTEN/NOTIFY); its reads are shared. */
 export type FeedBus = Pick<EventFeed, 'subscribe' | 'close'>;
 
-export function eventFeed({ sql: db, read, own }: Runner, bus: FeedBus): EventFeed {
+function eventFeed({ sql: db, read, own }: Runner, bus: FeedBus): EventFeed {
   return {
     subscribe: (pixelId, listener) => own(() => bus.subscribe(pixelId, listener)),
     eventsBySeq: (accountId, pixelId, seqs) =>
@@ -168,7 +165,7 @@ export function eventFeed({ sql: db, read, own }: Runner, bus: FeedBus): EventFe
 }
 
 /** Raw match keys and match quality reads (contract §11). */
-export function matchKeyStore({ sql: db, read, transaction }: Runner): MatchKeyStore {
+function matchKeyStore({ sql: db, read, transaction }: Runner): MatchKeyStore {
   return {
     forwardable: (accountId, pixelId, eventIds, platform) =>
       read(() => forwardable.forwardable(db, accountId, pixelId, eventIds, platform)),
@@ -187,7 +184,7 @@ export function matchKeyStore({ sql: db, read, transaction }: Runner): MatchKeyS
 }
 
 /** A pixel's forwarding destinations (contract §12). */
-export function destinationStore({ sql: db, read, transaction }: Runner): DestinationStore {
+function destinationStore({ sql: db, read, transaction }: Runner): DestinationStore {
   return {
     createDestination: (d, limit) =>
       transaction(() => destinations.createDestination(db, d, limit)),
@@ -209,7 +206,7 @@ export function destinationStore({ sql: db, read, transaction }: Runner): Destin
 export type ForwardingQueue = Pick<ForwardingStore, 'claim' | 'settle'>;
 
 /** Forwarding jobs: the reads and the replay shared, the queue's hot paths per database. */
-export function forwardingStore(
+function forwardingStore(
   { sql: db, read, transaction, own }: Runner,
   queue: ForwardingQueue,
 ): ForwardingStore {
@@ -260,6 +257,40 @@ export function forwardingStore(
     },
     advanceReplay: (options) => transaction(() => forwarding.advanceReplay(db, options)),
     backlog: () => read(() => forwarding.backlog(db)),
+  };
+}
+
+/**
+ * What each database writes its own way (the hot paths and what truly differs); every other
+ * part of every port is a shared query.
+ */
+export interface OwnParts {
+  events: EventStore;
+  stats: StatsStore;
+  feed: FeedBus;
+  deliveries: DeliveryQueue;
+  deletes: EventDeletes;
+  forwarding: ForwardingQueue;
+}
+
+/**
+ * The store's ports, built the same way for both databases around their own parts: the one
+ * place that lists them (the compiler holds it to StorePorts), so a new port is one line here.
+ */
+export function storePorts(runner: Runner, own: OwnParts): StorePorts {
+  return {
+    accounts: accountStore(runner),
+    pixels: pixelStore(runner),
+    events: own.events,
+    webhooks: webhookStore(runner, own.deliveries),
+    keys: keyStore(runner),
+    stats: statsStore(runner, own.stats),
+    feed: eventFeed(runner, own.feed),
+    sessions: sessionStore(runner),
+    lifecycle: lifecycleStore(runner, own.deletes),
+    matchKeys: matchKeyStore(runner),
+    destinations: destinationStore(runner),
+    forwarding: forwardingStore(runner, own.forwarding),
   };
 }
 

@@ -102,7 +102,7 @@ export function* run(statement: Compilable<unknown>): Query<number> {
 
 /**
  * Records `events` in the outbox, inside the current transaction. The fan-out is a hot path
- * written per database (sqlite/webhooks.ts outboxWriter, postgres/outbox.ts writeOutbox).
+ * written per database (sqlite/outbox.ts outboxWriter, postgres/outbox.ts writeOutbox).
  */
 export function* emit(events: WebhookEvent[]): Query<void> {
   if (events.length > 0) yield { kind: 'emit', events };

@@ -1,16 +1,10 @@
 /**
  * SQLite's side of the diagnostics rollups (migration 025): what a batch of inserted events
  * adds, gathered per row key in memory and upserted once per key inside the batch's
- * transaction (as event_counts is), what a settlement moves between forwarding statuses, and
- * the period's read.
+ * transaction (as event_counts is), and what a settlement moves between forwarding statuses.
+ * The period's read is the stats store's (stats.ts).
  */
-import {
-  DIAG_FLAGS,
-  type DiagFlag,
-  type DiagnosticsQuery,
-  type DiagnosticsRollup,
-  outcomeReason,
-} from '../../domain/stats/diagnostics.ts';
+import { DIAG_FLAGS, outcomeReason } from '../../domain/stats/diagnostics.ts';
 import { hourOf } from '../event-totals.ts';
 import type { SqliteDatabase } from './database.ts';
 
@@ -208,102 +202,4 @@ export function settlementMover(db: SqliteDatabase) {
       n: 1,
     });
   };
-}
-
-/** The period's sums (inclusive hours), read from the rollups alone. */
-export function readDiagnostics(db: SqliteDatabase, q: DiagnosticsQuery): DiagnosticsRollup {
-  const scope = 'pixel_id = @pixelId AND account_id = @accountId AND hour BETWEEN @first AND @last';
-  const params = {
-    pixelId: q.pixelId,
-    accountId: q.accountId,
-    first: q.firstHour,
-    last: q.lastHour,
-  };
-  const events = db
-    .prepare(
-      `SELECT event_name, source, sum(n), sum(duplicates), ${DIAG_FLAGS.map((f) => `sum(${f})`).join(', ')}
-         FROM diag_hourly WHERE ${scope} GROUP BY event_name, source`,
-    )
-    .raw()
-    .all(params) as Array<[string, string, number, number, ...number[]]>;
-  const dropped = db
-    .prepare(
-      `SELECT field, sum(n) FROM diag_dropped_hourly WHERE ${scope} GROUP BY field HAVING sum(n) > 0`,
-    )
-    .raw()
-    .all(params) as Array<[string, number]>;
-  const revenue = db
-    .prepare(
-      `SELECT event_name, currency, sum(n), sum(value_sum) FROM revenue_hourly WHERE ${scope}
-        GROUP BY event_name, currency`,
-    )
-    .raw()
-    .all(params) as Array<[string, string, number, number]>;
-  // The latest hour's example of each group: max(hour) picks the row's example (SQLite's bare
-  // column with max()).
-  const forwarding = db
-    .prepare(
-      `SELECT destination_id, status, reason, sum(n), example_event_id, max(hour)
-         FROM forward_hourly WHERE ${scope}
-        GROUP BY destination_id, status, reason`,
-    )
-    .raw()
-    .all(params) as Array<[string, string, string, number, string, number]>;
-  return {
-    events: events.map(([eventName, source, n, duplicates, ...flags]) => ({
-      eventName,
-      source,
-      n,
-      duplicates,
-      flags: Object.fromEntries(DIAG_FLAGS.map((f, i) => [f, flags[i] ?? 0])) as Record<
-        DiagFlag,
-        number
-      >,
-    })),
-    dropped: dropped.map(([field, n]) => ({ field, n })),
-    revenue: revenue.map(([eventName, currency, n, valueSum]) => ({
-      eventName,
-      currency,
-      n,
-      valueSum,
-    })),
-    forwarding: forwarding.map(([destinationId, status, reason, n, exampleEventId]) => ({
-      destinationId,
-      status,
-      reason,
-      n,
-      exampleEventId,
-    })),
-  };
-}
-
-/**
- * The newest event of a name in the period that was stored without a key, among the newest 50
- * of that name (a bounded read of the events' index, never a scan): the example a finding
- * links to. Null when none of those lacks it.
- */
-export function exampleLacking(
-  db: SqliteDatabase,
-  q: DiagnosticsQuery & { eventName: string; qualityKey: string },
-): string | null {
-  const row = db
-    .prepare(
-      `SELECT event_id FROM (
-         SELECT event_id, match_quality, timestamp, seq FROM events
-          WHERE account_id = @accountId AND pixel_id = @pixelId AND event_name = @eventName
-            AND timestamp >= @from AND timestamp < @to
-          ORDER BY timestamp DESC, seq DESC LIMIT 50)
-        WHERE NOT EXISTS (SELECT 1 FROM json_each(match_quality, '$.keys') WHERE value = @key)
-        ORDER BY timestamp DESC, seq DESC LIMIT 1`,
-    )
-    .pluck()
-    .get({
-      accountId: q.accountId,
-      pixelId: q.pixelId,
-      eventName: q.eventName,
-      from: q.firstHour * 3_600_000,
-      to: (q.lastHour + 1) * 3_600_000,
-      key: q.qualityKey,
-    }) as string | undefined;
-  return row ?? null;
 }

@@ -6,15 +6,19 @@ import type { Statement } from 'better-sqlite3';
  */
 import type { Destination } from '../../domain/forwarding/model.ts';
 import type { TrackedEvent } from '../../domain/model.ts';
-import type { ClaimedBatch, ForwardClaim, ForwardSettlement } from '../../domain/ports.ts';
+import type {
+  ClaimedBatch,
+  ForwardClaim,
+  ForwardSettlement,
+} from '../../domain/ports/forwarding-store.ts';
 import { storableText } from '../../domain/webhooks/response-excerpt.ts';
 import * as destinations from '../queries/destinations.ts';
 import type { ForwardingQueue } from '../sql/ports.ts';
 import { commitWithoutFlush, type SqliteDatabase } from './database.ts';
 import { settlementMover } from './diagnostics.ts';
+import type { outboxWriter } from './outbox.ts';
 import { SqliteRunner } from './runner.ts';
 import type { DurableCommit } from './wal-sync.ts';
-import type { outboxWriter } from './webhooks.ts';
 
 /** Ledger rows written by one INSERT (9 parameters each: 450, far under SQLite's limit). */
 const LEDGER_ROWS = 50;

@@ -1,4 +1,4 @@
-import type { PersonErasure } from '../../domain/ports.ts';
+import type { PersonErasure } from '../../domain/ports/lifecycle-store.ts';
 import { type DeletedEvent, dailyOf, decrementsOf, totalsOf } from '../event-totals.ts';
 import type { EventDeletes } from '../sql/ports.ts';
 import type { SqliteDatabase } from './database.ts';

@@ -1,7 +1,7 @@
 import type { Statement } from 'better-sqlite3';
 import type { CompiledQuery } from 'kysely';
 import type { WebhookEvent } from '../../domain/model.ts';
-import type { CommitNotifier } from '../../domain/ports.ts';
+import type { CommitNotifier } from '../../domain/ports/commit-notifier.ts';
 import { toDomainError } from '../driver-errors.ts';
 import { Committed, type Note } from '../sql/committed.ts';
 import { type Query, type Runner, type Sql, type Step, sqliteSql } from '../sql/query.ts';
@@ -18,7 +18,7 @@ export class SqliteRunner implements Runner {
   private current: Committed | null = null;
 
   /**
-   * `outbox` writes what a query `emit`s, inside its transaction (webhooks.ts outboxWriter);
+   * `outbox` writes what a query `emit`s, inside its transaction (outbox.ts outboxWriter);
    * `notifier` is told what each piece of work committed, once it has.
    */
   constructor(

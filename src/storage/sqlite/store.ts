@@ -1,23 +1,12 @@
 import type { TrackedEvent, WebhookEvent } from '../../domain/model.ts';
+import type { CommitNotifier } from '../../domain/ports/commit-notifier.ts';
 import type {
-  AccountStore,
-  CommitNotifier,
-  DestinationStore,
-  EventFeed,
   EventQuery,
   EventStore,
-  ForwardingStore,
   InsertOutcome,
-  KeyStore,
-  LifecycleStore,
-  MatchKeyStore,
   NewEvent,
-  PixelStore,
-  SessionStore,
-  StatsStore,
-  Store,
-  WebhookStore,
-} from '../../domain/ports.ts';
+} from '../../domain/ports/event-store.ts';
+import type { Store, StorePorts } from '../../domain/ports/store.ts';
 import { dayOf, hourOf, planTotal, totalSql } from '../event-totals.ts';
 import { GroupCommit } from '../group-commit.ts';
 import { matchColumns } from '../match-columns.ts';
@@ -25,27 +14,17 @@ import { getEvent } from '../queries/events.ts';
 import * as rows from '../rows.ts';
 import { type EventRow, sqliteCodec } from '../rows.ts';
 import { eventsCommitted, type QueuedWork } from '../sql/committed.ts';
-import {
-  accountStore,
-  destinationStore,
-  eventFeed,
-  forwardingStore,
-  keyStore,
-  lifecycleStore,
-  matchKeyStore,
-  pixelStore,
-  sessionStore,
-  statsStore,
-  webhookStore,
-} from '../sql/ports.ts';
-import { SqliteEventBus, SqliteStatsStore } from './dashboard.ts';
+import { storePorts } from '../sql/ports.ts';
 import { migrateSqlite, openSqlite, type SqliteDatabase } from './database.ts';
 import { DiagBatch, diagStatements } from './diagnostics.ts';
+import { SqliteEventBus } from './feed.ts';
 import { forwardJobWriter, SqliteForwardingQueue } from './forwarding.ts';
 import { SqliteEventDeletes } from './lifecycle.ts';
+import { outboxWriter } from './outbox.ts';
 import { SqliteRunner } from './runner.ts';
+import { SqliteStatsStore } from './stats.ts';
 import { type DurableCommit, durableCommit, type Flush, WalSync } from './wal-sync.ts';
-import { outboxWriter, SqliteDeliveryQueue } from './webhooks.ts';
+import { SqliteDeliveryQueue } from './webhooks.ts';
 
 export const toEvent = (r: EventRow) => rows.toEvent(sqliteCodec, r);
 export type { EventRow };
@@ -329,21 +308,14 @@ class SqliteEventStore implements EventStore {
   }
 }
 
+/** Its ports, assigned whole by the constructor (sql/ports.ts storePorts). */
+export interface SqliteStore extends Omit<StorePorts, 'events'> {}
+
+/** The store on SQLite: the shared ports (sql/ports.ts storePorts) around its own parts. */
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the constructor assigns every port at once from storePorts, whose result the compiler holds to StorePorts.
 export class SqliteStore implements Store {
-  readonly accounts: AccountStore;
-  readonly pixels: PixelStore;
   readonly events: SqliteEventStore;
-  readonly webhooks: WebhookStore;
-  readonly keys: KeyStore;
-  readonly stats: StatsStore;
-  readonly feed: EventFeed;
-  private readonly bus: SqliteEventBus;
   private readonly queue: SqliteDeliveryQueue;
-  readonly sessions: SessionStore;
-  readonly lifecycle: LifecycleStore;
-  readonly matchKeys: MatchKeyStore;
-  readonly destinations: DestinationStore;
-  readonly forwarding: ForwardingStore;
 
   private constructor(
     readonly db: SqliteDatabase,
@@ -357,27 +329,27 @@ export class SqliteStore implements Store {
     // One runner, so each statement is prepared once for the whole store; what each write
     // commits is announced to `commits` after its COMMIT.
     const runner = new SqliteRunner(db, write, commits);
-    this.accounts = accountStore(runner);
-    this.pixels = pixelStore(runner);
-    this.bus = new SqliteEventBus();
-    this.feed = eventFeed(runner, this.bus);
+    const bus = new SqliteEventBus();
     this.events = new SqliteEventStore(
       db,
       write,
       durable,
-      this.bus.announce,
+      bus.announce,
       forwardJobWriter(db),
       runner,
     );
-    this.destinations = destinationStore(runner);
-    this.forwarding = forwardingStore(runner, new SqliteForwardingQueue(db, outbox, durable));
-    this.keys = keyStore(runner);
-    this.stats = statsStore(runner, new SqliteStatsStore(db));
-    this.sessions = sessionStore(runner);
-    this.lifecycle = lifecycleStore(runner, new SqliteEventDeletes(db, durable));
-    this.matchKeys = matchKeyStore(runner);
     this.queue = new SqliteDeliveryQueue(db, runner, outbox, durable);
-    this.webhooks = webhookStore(runner, this.queue);
+    Object.assign(
+      this,
+      storePorts(runner, {
+        events: this.events,
+        stats: new SqliteStatsStore(db),
+        feed: bus,
+        deliveries: this.queue,
+        deletes: new SqliteEventDeletes(db, durable),
+        forwarding: new SqliteForwardingQueue(db, outbox, durable),
+      }),
+    );
   }
 
   /**

@@ -1,5 +1,5 @@
 import type { Statement } from 'better-sqlite3';
-import { newId, newMessageId } from '../../domain/ids.ts';
+import { newId } from '../../domain/ids.ts';
 import type {
   AttemptResult,
   ClaimedDelivery,
@@ -7,7 +7,7 @@ import type {
   WebhookEvent,
   WebhookEventType,
 } from '../../domain/model.ts';
-import type { DeliveryClaim, RetryOutcome } from '../../domain/ports.ts';
+import type { DeliveryClaim, RetryOutcome } from '../../domain/ports/webhook-store.ts';
 import { claimedBody, INTERRUPTED_ATTEMPT_ERROR } from '../../domain/webhooks/delivery.ts';
 import { GroupCommit } from '../group-commit.ts';
 import type { AttemptRecord } from '../queries/webhook-deliveries.ts';
@@ -16,6 +16,7 @@ import * as rows from '../rows.ts';
 import { type EndpointRow, sqliteCodec } from '../rows.ts';
 import type { DeliveryQueue } from '../sql/ports.ts';
 import { commitWithoutFlush, type SqliteDatabase } from './database.ts';
+import type { outboxWriter } from './outbox.ts';
 import type { SqliteRunner } from './runner.ts';
 import type { DurableCommit } from './wal-sync.ts';
 
@@ -30,62 +31,6 @@ interface DueRow {
   event_type: string;
   data: string;
   created_at: number;
-}
-
-/**
- * The transactional outbox: called inside the transaction of the change that caused the
- * events, it records one message per event and one delivery (with its final body) per
- * subscribed, enabled endpoint. An account without endpoints pays one indexed lookup.
- */
-export function outboxWriter(db: SqliteDatabase): {
-  /**
-   * `targets`, when given, remembers each (account, event type)'s endpoints for the rest of
-   * one transaction: they cannot change while it holds the write lock, and a batch of events
-   * for one account then costs one lookup.
-   */
-  write(events: WebhookEvent[], targets?: Map<string, string[]>): number;
-  writeFor(endpointId: string, event: WebhookEvent): string;
-} {
-  const endpoints = db.prepare<[string, string], { id: string }>(
-    `SELECT id FROM webhook_endpoints
-      WHERE account_id = ? AND enabled = 1 AND deleted_at IS NULL
-        AND EXISTS (SELECT 1 FROM json_each(events) WHERE value = ?)`,
-  );
-  const message = db.prepare(
-    'INSERT INTO webhook_messages (id, account_id, event_type, data, created_at) VALUES (?, ?, ?, ?, ?)',
-  );
-  const delivery = db.prepare(
-    `INSERT INTO webhook_deliveries (message_id, endpoint_id, account_id, status, attempts, next_attempt_at)
-     VALUES (?, ?, ?, 'pending', 0, ?)`,
-  );
-  const writeMessage = (event: WebhookEvent, targets: string[]): string => {
-    const id = newMessageId();
-    const at = event.occurredAt.getTime();
-    message.run(id, event.accountId, event.type, JSON.stringify(event.data), at);
-    for (const target of targets) {
-      delivery.run(id, target, event.accountId, at);
-    }
-    return id;
-  };
-  return {
-    write(events, memo) {
-      let written = 0;
-      for (const event of events) {
-        const key = `${event.accountId}\u0000${event.type}`;
-        let targets = memo?.get(key);
-        if (!targets) {
-          targets = endpoints.all(event.accountId, event.type).map((t) => t.id);
-          memo?.set(key, targets);
-        }
-        if (targets.length > 0) {
-          writeMessage(event, targets);
-          written += 1;
-        }
-      }
-      return written;
-    },
-    writeFor: (endpointId, event) => writeMessage(event, [endpointId]),
-  };
 }
 
 /**

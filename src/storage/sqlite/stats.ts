@@ -1,8 +1,7 @@
 /**
- * SQLite side of contract §13 that is its own: the stats read and the live tail's in-process
- * bus. Keys, sessions and the tail's reads are shared queries (sql/ports.ts).
+ * The stats port on SQLite (contract §13): the dashboard's charts, diagnostics, revenue and
+ * events explorer, read from the count tables and the diagnostics rollups (migration 025).
  */
-import { EventEmitter } from 'node:events';
 import type { StatsBucket } from '../../domain/model.ts';
 import type {
   ExplorerPage,
@@ -11,13 +10,16 @@ import type {
   StatsQuery,
   StatsStore,
   TopEventStats,
-} from '../../domain/ports.ts';
-import type { DiagnosticsQuery, DiagnosticsRollup } from '../../domain/stats/diagnostics.ts';
+} from '../../domain/ports/stats-store.ts';
+import {
+  DIAG_FLAGS,
+  type DiagFlag,
+  type DiagnosticsQuery,
+  type DiagnosticsRollup,
+} from '../../domain/stats/diagnostics.ts';
 import { HOUR_MS } from '../event-totals.ts';
 import { explorePage } from '../queries/explorer.ts';
-import type { FeedBus } from '../sql/ports.ts';
 import type { SqliteDatabase } from './database.ts';
-import { exampleLacking, readDiagnostics } from './diagnostics.ts';
 import { SqliteRunner } from './runner.ts';
 
 export class SqliteStatsStore implements StatsStore {
@@ -172,32 +174,100 @@ export class SqliteStatsStore implements StatsStore {
   }
 }
 
-/**
- * One process owns a SQLite file, so the bus is in-process: the event store calls `announce`
- * after each commit is durable.
- */
-export class SqliteEventBus implements FeedBus {
-  private readonly bus = new EventEmitter().setMaxListeners(0);
-
-  readonly announce = (inserted: { pixelId: string; seq: number }[]): void => {
-    if (this.bus.eventNames().length === 0) return;
-    const byPixel = new Map<string, number[]>();
-    for (const { pixelId, seq } of inserted) {
-      const seqs = byPixel.get(pixelId);
-      if (seqs) seqs.push(seq);
-      else byPixel.set(pixelId, [seq]);
-    }
-    for (const [pixelId, seqs] of byPixel) this.bus.emit(pixelId, seqs);
+/** The period's sums (inclusive hours), read from the rollups alone. */
+function readDiagnostics(db: SqliteDatabase, q: DiagnosticsQuery): DiagnosticsRollup {
+  const scope = 'pixel_id = @pixelId AND account_id = @accountId AND hour BETWEEN @first AND @last';
+  const params = {
+    pixelId: q.pixelId,
+    accountId: q.accountId,
+    first: q.firstHour,
+    last: q.lastHour,
   };
+  const events = db
+    .prepare(
+      `SELECT event_name, source, sum(n), sum(duplicates), ${DIAG_FLAGS.map((f) => `sum(${f})`).join(', ')}
+         FROM diag_hourly WHERE ${scope} GROUP BY event_name, source`,
+    )
+    .raw()
+    .all(params) as Array<[string, string, number, number, ...number[]]>;
+  const dropped = db
+    .prepare(
+      `SELECT field, sum(n) FROM diag_dropped_hourly WHERE ${scope} GROUP BY field HAVING sum(n) > 0`,
+    )
+    .raw()
+    .all(params) as Array<[string, number]>;
+  const revenue = db
+    .prepare(
+      `SELECT event_name, currency, sum(n), sum(value_sum) FROM revenue_hourly WHERE ${scope}
+        GROUP BY event_name, currency`,
+    )
+    .raw()
+    .all(params) as Array<[string, string, number, number]>;
+  // The latest hour's example of each group: max(hour) picks the row's example (SQLite's bare
+  // column with max()).
+  const forwarding = db
+    .prepare(
+      `SELECT destination_id, status, reason, sum(n), example_event_id, max(hour)
+         FROM forward_hourly WHERE ${scope}
+        GROUP BY destination_id, status, reason`,
+    )
+    .raw()
+    .all(params) as Array<[string, string, string, number, string, number]>;
+  return {
+    events: events.map(([eventName, source, n, duplicates, ...flags]) => ({
+      eventName,
+      source,
+      n,
+      duplicates,
+      flags: Object.fromEntries(DIAG_FLAGS.map((f, i) => [f, flags[i] ?? 0])) as Record<
+        DiagFlag,
+        number
+      >,
+    })),
+    dropped: dropped.map(([field, n]) => ({ field, n })),
+    revenue: revenue.map(([eventName, currency, n, valueSum]) => ({
+      eventName,
+      currency,
+      n,
+      valueSum,
+    })),
+    forwarding: forwarding.map(([destinationId, status, reason, n, exampleEventId]) => ({
+      destinationId,
+      status,
+      reason,
+      n,
+      exampleEventId,
+    })),
+  };
+}
 
-  async subscribe(pixelId: string, listener: (seqs: number[]) => void): Promise<() => void> {
-    this.bus.on(pixelId, listener);
-    return () => {
-      this.bus.off(pixelId, listener);
-    };
-  }
-
-  async close(): Promise<void> {
-    this.bus.removeAllListeners();
-  }
+/**
+ * The newest event of a name in the period that was stored without a key, among the newest 50
+ * of that name (a bounded read of the events' index, never a scan): the example a finding
+ * links to. Null when none of those lacks it.
+ */
+function exampleLacking(
+  db: SqliteDatabase,
+  q: DiagnosticsQuery & { eventName: string; qualityKey: string },
+): string | null {
+  const row = db
+    .prepare(
+      `SELECT event_id FROM (
+         SELECT event_id, match_quality, timestamp, seq FROM events
+          WHERE account_id = @accountId AND pixel_id = @pixelId AND event_name = @eventName
+            AND timestamp >= @from AND timestamp < @to
+          ORDER BY timestamp DESC, seq DESC LIMIT 50)
+        WHERE NOT EXISTS (SELECT 1 FROM json_each(match_quality, '$.keys') WHERE value = @key)
+        ORDER BY timestamp DESC, seq DESC LIMIT 1`,
+    )
+    .pluck()
+    .get({
+      accountId: q.accountId,
+      pixelId: q.pixelId,
+      eventName: q.eventName,
+      from: q.firstHour * 3_600_000,
+      to: (q.lastHour + 1) * 3_600_000,
+      key: q.qualityKey,
+    }) as string | undefined;
+  return row ?? null;
 }
