@@ -84,6 +84,7 @@ export class SqliteStore implements Store {
     await this.events.flushed();
     await this.queue.flushed();
     await this.feed.close();
+    await this.wal?.stopCheckpoints();
     if (this.db.open) {
       this.db.close();
       this.wal?.close();

@@ -38,6 +38,7 @@
 import { closeSync, fdatasync, fsyncSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { TrackwayError } from '../../domain/errors.ts';
+import { Checkpoints } from './checkpoints.ts';
 import { commitWithoutFlush, type SqliteDatabase } from './database.ts';
 
 export type Flush = (fd: number, done: (error: NodeJS.ErrnoException | null) => void) => void;
@@ -62,6 +63,8 @@ export class WalSync {
     private readonly db: SqliteDatabase,
     walPath: string,
     private readonly flush: Flush,
+    /** The WAL's checkpoints, run off the event loop (checkpoints.ts). */
+    private readonly checkpoints: Checkpoints | null,
   ) {
     this.fd = openWal(walPath);
   }
@@ -77,7 +80,7 @@ export class WalSync {
     // The WAL file exists once a connection in WAL mode has read the database (the
     // migrations have); reading the schema makes sure of it.
     db.prepare('SELECT count(*) FROM sqlite_master').get();
-    return new WalSync(db, `${path}-wal`, flush);
+    return new WalSync(db, `${path}-wal`, flush, Checkpoints.start(db, path));
   }
 
   /** Throws once a flush has failed: the store is down until restarted (readiness check). */
@@ -93,6 +96,7 @@ export class WalSync {
   commit<R>(transaction: () => R): Promise<R> {
     if (this.failure !== null) return Promise.reject(storageFailed(this.failure));
     const result = commitWithoutFlush(this.db, transaction);
+    this.checkpoints?.committed();
     return this.synced().then(() => result);
   }
 
@@ -134,6 +138,11 @@ export class WalSync {
         resolve();
       });
     });
+  }
+
+  /** Stops the background checkpoints; before the database closes (its close checkpoints). */
+  stopCheckpoints(): Promise<void> {
+    return this.checkpoints?.stop() ?? Promise.resolve();
   }
 
   close(): void {
