@@ -76,6 +76,7 @@ if (await postgresAvailable()) {
   await import('./lifecycle.contract.test.ts');
   await import('./match-keys.contract.test.ts');
   await import('./dashboard.contract.test.ts');
+  await import('./diagnostics.contract.test.ts');
   await import('../delivery/forwarding-worker.test.ts');
 
   after(() => {

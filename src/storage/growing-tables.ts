@@ -14,4 +14,10 @@ export const GROWING_TABLES = [
   'forward_attempts',
   'forward_replays',
   'visitor_identities',
+  // The diagnostics' hourly rollups (025, keyed by account in 026): a row per pixel, hour and
+  // name or outcome, so they grow with traffic too.
+  'diag_hourly',
+  'diag_dropped_hourly',
+  'revenue_hourly',
+  'forward_hourly',
 ] as const;

@@ -187,7 +187,7 @@ const INSERT_BATCH: Omit<pg.QueryConfig, 'values'> = {
          FROM jobs j JOIN inserted i ON i.pixel_id = j.pixel_id AND i.event_id = j.event_id
         GROUP BY 1, 2, 3, 4
         ORDER BY 1, 2, 4, 3
-       ON CONFLICT (pixel_id, account_id, hour, destination_id, status, reason)
+       ON CONFLICT (account_id, pixel_id, hour, destination_id, status, reason)
          DO UPDATE SET n = forward_hourly.n + excluded.n,
            example_event_id = excluded.example_event_id
      ), diag_rows AS (
@@ -224,7 +224,7 @@ const INSERT_BATCH: Omit<pg.QueryConfig, 'values'> = {
          FROM diag_rows
         GROUP BY 1, 2, 3, 4, 5
         ORDER BY 1, 2, 3, 4, 5
-       ON CONFLICT (pixel_id, account_id, hour, event_name, source)
+       ON CONFLICT (account_id, pixel_id, hour, event_name, source)
          DO UPDATE SET n = diag_hourly.n + excluded.n,
            duplicates = diag_hourly.duplicates + excluded.duplicates,
            k_email = diag_hourly.k_email + excluded.k_email,
@@ -250,7 +250,7 @@ const INSERT_BATCH: Omit<pg.QueryConfig, 'values'> = {
         WHERE a.dropped IS NOT NULL
         GROUP BY 1, 2, 3, 4
         ORDER BY 1, 2, 3, 4
-       ON CONFLICT (pixel_id, account_id, hour, field)
+       ON CONFLICT (account_id, pixel_id, hour, field)
          DO UPDATE SET n = diag_dropped_hourly.n + excluded.n
      ), revenue AS (
        -- Revenue per currency: event_counts' value_sum adds EUR to USD.
@@ -261,7 +261,7 @@ const INSERT_BATCH: Omit<pg.QueryConfig, 'values'> = {
         WHERE a.value IS NOT NULL
         GROUP BY 1, 2, 3, 4, 5
         ORDER BY 1, 2, 3, 4, 5
-       ON CONFLICT (pixel_id, account_id, hour, event_name, currency)
+       ON CONFLICT (account_id, pixel_id, hour, event_name, currency)
          DO UPDATE SET n = revenue_hourly.n + excluded.n,
            value_sum = revenue_hourly.value_sum + excluded.value_sum
      ), all_time AS (

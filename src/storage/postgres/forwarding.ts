@@ -144,7 +144,7 @@ export class PostgresForwardingQueue implements ForwardingQueue {
                           AND e.account_id = $1
             GROUP BY 1, 2, 4, 5, 6
             ORDER BY 1, 2, 4, 5, 6
-           ON CONFLICT (pixel_id, account_id, hour, destination_id, status, reason)
+           ON CONFLICT (account_id, pixel_id, hour, destination_id, status, reason)
              DO UPDATE SET n = forward_hourly.n + excluded.n,
                example_event_id = CASE WHEN excluded.n > 0 THEN excluded.example_event_id
                                        ELSE forward_hourly.example_event_id END`,

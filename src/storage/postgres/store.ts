@@ -9,6 +9,7 @@ import {
   type PostgresOptions,
   StorageUnavailableError,
 } from './database.ts';
+import { requireDurableNodes } from './durable-nodes.ts';
 import { PostgresEventStore } from './events.ts';
 import { PostgresEventBus } from './feed.ts';
 import { PostgresForwardingQueue } from './forwarding.ts';
@@ -67,6 +68,12 @@ export class PostgresStore implements Store {
       throw new StorageUnavailableError(
         `Cannot connect to PostgreSQL at ${describeTarget(options.url)}: ${(error as Error).message}. Check DATABASE_URL and that the server is running.`,
       );
+    }
+    try {
+      await requireDurableNodes(pool);
+    } catch (error) {
+      await pool.end().catch(() => {});
+      throw error;
     }
     return new PostgresStore(pool, schema, options.commits);
   }

@@ -3,7 +3,7 @@
  * pixel's events, newest first, before or after a (timestamp, seq) cursor, filtered by name,
  * source and a forwarding status (of one destination or of any), with each event's status per
  * destination. Keyed reads only: the events' time or name index, and for the status filter and
- * the badges the jobs' (pixel_id, event_id) index.
+ * the badges the jobs' (account_id, pixel_id, event_id) index.
  */
 import type { TrackedEvent } from '../../domain/model.ts';
 import type { ExplorerPage, ExplorerQuery } from '../../domain/ports/stats-store.ts';
@@ -26,6 +26,8 @@ export function* explorePage(db: Sql, q: ExplorerQuery): Query<ExplorerPage> {
       exists(
         selectFrom('forward_jobs as j')
           .select('j.event_id')
+          // By account too: the jobs' index, and on Citus the join stays on the shard.
+          .whereRef('j.account_id', '=', 'e.account_id')
           .whereRef('j.pixel_id', '=', 'e.pixel_id')
           .whereRef('j.event_id', '=', 'e.event_id')
           .where('j.status', '=', status)
@@ -68,6 +70,8 @@ export function* explorePage(db: Sql, q: ExplorerQuery): Query<ExplorerPage> {
       db.q
         .selectFrom('forward_jobs')
         .select(['event_id', 'destination_id', 'status'])
+        // By account first: the jobs' index (forward_jobs_event) and, on Citus, their shard.
+        .where('account_id', '=', q.accountId)
         .where('pixel_id', '=', q.pixelId)
         .where(
           'event_id',

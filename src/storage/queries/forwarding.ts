@@ -538,7 +538,7 @@ function* moveOutcomes(
       .values(values)
       .onConflict((oc) =>
         oc
-          .columns(['pixel_id', 'account_id', 'hour', 'destination_id', 'status', 'reason'])
+          .columns(['account_id', 'pixel_id', 'hour', 'destination_id', 'status', 'reason'])
           .doUpdateSet({
             n: (eb) => eb('forward_hourly.n', '+', eb.ref('excluded.n')),
             example_event_id: (eb) => eb.ref('excluded.example_event_id'),

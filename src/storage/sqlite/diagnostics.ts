@@ -141,24 +141,24 @@ export function diagStatements(db: SqliteDatabase) {
       `INSERT INTO diag_hourly (pixel_id, account_id, hour, event_name, source, n, duplicates,
          ${FLAG_COLUMNS})
        VALUES (?, ?, ?, ?, ?, ?, ?, ${DIAG_FLAGS.map(() => '?').join(', ')})
-       ON CONFLICT (pixel_id, account_id, hour, event_name, source) DO UPDATE SET
+       ON CONFLICT (account_id, pixel_id, hour, event_name, source) DO UPDATE SET
          n = n + excluded.n, duplicates = duplicates + excluded.duplicates, ${flagSets}`,
     ),
     dropped: db.prepare(
       `INSERT INTO diag_dropped_hourly (pixel_id, account_id, hour, field, n) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (pixel_id, account_id, hour, field) DO UPDATE SET n = n + excluded.n`,
+       ON CONFLICT (account_id, pixel_id, hour, field) DO UPDATE SET n = n + excluded.n`,
     ),
     revenue: db.prepare(
       `INSERT INTO revenue_hourly (pixel_id, account_id, hour, event_name, currency, n, value_sum)
        VALUES (?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (pixel_id, account_id, hour, event_name, currency)
+       ON CONFLICT (account_id, pixel_id, hour, event_name, currency)
          DO UPDATE SET n = n + excluded.n, value_sum = value_sum + excluded.value_sum`,
     ),
     forward: db.prepare(
       `INSERT INTO forward_hourly (pixel_id, account_id, destination_id, hour, status, reason, n,
          example_event_id)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (pixel_id, account_id, hour, destination_id, status, reason)
+       ON CONFLICT (account_id, pixel_id, hour, destination_id, status, reason)
          DO UPDATE SET n = n + excluded.n,
            example_event_id = CASE WHEN excluded.n > 0 THEN excluded.example_event_id
                                    ELSE example_event_id END`,
@@ -177,7 +177,7 @@ export function settlementMover(db: SqliteDatabase) {
        example_event_id)
      SELECT pixel_id, account_id, @destinationId, ${HOUR_SQL}, @status, @reason, @n, event_id
        FROM events WHERE pixel_id = @pixelId AND event_id = @eventId
-     ON CONFLICT (pixel_id, account_id, hour, destination_id, status, reason)
+     ON CONFLICT (account_id, pixel_id, hour, destination_id, status, reason)
        DO UPDATE SET n = n + excluded.n,
          example_event_id = CASE WHEN excluded.n > 0 THEN excluded.example_event_id
                                  ELSE example_event_id END`,

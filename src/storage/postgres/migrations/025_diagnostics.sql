@@ -104,9 +104,15 @@ INSERT INTO forward_hourly (pixel_id, account_id, destination_id, hour, status, 
   example_event_id)
 SELECT e.pixel_id, e.account_id, j.destination_id,
        floor(extract(epoch FROM e.timestamp) / 3600)::bigint, j.status,
-       CASE j.status WHEN 'skipped' THEN left(coalesce(j.reason, ''), 200)
-                     WHEN 'failed' THEN left(coalesce(j.last_error, j.reason, ''), 200)
-                     ELSE '' END,
+       -- A searched CASE: Citus 13.2 sends `CASE j.status WHEN …` to the workers wrongly
+       -- ("text = boolean") when forward_hourly is distributed.
+       CASE WHEN j.status = 'skipped' THEN left(coalesce(j.reason, ''), 200)
+            WHEN j.status = 'failed' THEN left(coalesce(j.last_error, j.reason, ''), 200)
+            ELSE '' END,
        count(*), max(e.event_id)
-  FROM forward_jobs j JOIN events e ON e.pixel_id = j.pixel_id AND e.event_id = j.event_id
+  FROM forward_jobs j
+  -- By account too (the same rows: a job has its event's account), so on Citus the join
+  -- stays on each shard instead of needing a repartition, which Citus refuses.
+  JOIN events e ON e.account_id = j.account_id AND e.pixel_id = j.pixel_id
+               AND e.event_id = j.event_id
  GROUP BY 1, 2, 3, 4, 5, 6;
