@@ -48,6 +48,7 @@ export const STAGES = [
   'validation',
   'hashing',
   'pixel check',
+  'browser event (collect)',
   'storage call',
   'client sockets (pg, Redis)',
   'response',
@@ -138,6 +139,18 @@ const RULES: Rule[] = [
       (inSrc(p, 'domain/events/track-event.ts') && named(f, 'prepareEvent', 'nonFinitePath')),
   ],
   ['pixel check', (f, p) => inSrc(p, 'domain/pixels/') || named(f, 'assertTrackable')],
+  // POST /v1/collect's own work: the browser body, its cookies and sites, the bot check.
+  [
+    'browser event (collect)',
+    (_, p) =>
+      inSrc(
+        p,
+        'domain/collect/',
+        'http/routes/collect.',
+        'http/collect-kit.ts',
+        'http/bot-check.ts',
+      ),
+  ],
   ['response', (f, p) => inSrc(p, 'domain/events/track-event.ts') && named(f, 'trackResponse')],
   ['storage call', (_, p) => inSrc(p, 'storage/', 'domain/events/track-event.ts')],
   ['response', (_, p) => inSrc(p, 'http/errors.ts')],
@@ -152,6 +165,7 @@ const RULES: Rule[] = [
   // Libraries.
   ...DRIVER_RULES,
   ['hashing', (_, p) => inModule(p, 'libphonenumber-js')],
+  ['browser event (collect)', (_, p) => inModule(p, 'isbot', 'tldts', 'tldts-core')],
   ['validation', (_, p) => inModule(p, '@sinclair/typebox', 'ajv')],
   [
     'body parse',

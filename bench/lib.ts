@@ -564,3 +564,48 @@ export const purchaseTemplate = (pixelId: string) =>
     },
     custom_data: { order_id: 'order-1001', items: 3, coupon: 'WELCOME10' },
   });
+
+/**
+ * Browser events (`POST /v1/collect`): a PageView from the pixel's site as the snippet sends it
+ * (text/plain, publishable key, click id and cookies), each with its own event id and visitor,
+ * so every request stores an event and updates a visitor identity, and each from its own
+ * address (X-Forwarded-For: start the service with TRACKWAY_TRUST_PROXY=1), as a crowd of
+ * visitors behind one proxy. `connections` are shared between the service's instances.
+ */
+export async function collectTargets(
+  service: BenchService,
+  connections: number,
+  seconds: number,
+): Promise<LoadOptions[]> {
+  const res = await fetch(`${service.running.url}/v1/pixels/${service.pixelId}`, {
+    headers: service.headers,
+  });
+  const { publishable_key: key, domain } = (await res.json()) as {
+    publishable_key: string;
+    domain: string;
+  };
+  const template = JSON.stringify({
+    key,
+    event_name: 'PageView',
+    event_id: `bench-${process.pid}-${Date.now()}-__N__`,
+    url: `https://${domain}/products/1001?fbclid=IwAR__N__`,
+    title: 'Product 1001',
+    anonymous_id: 'tw.1732473730000.__N__',
+    ids: { fbclid: 'IwAR__N__' },
+    cookies: { _fbp: 'fb.1.1732473730000.1098115397', _ga: 'GA1.1.1098115397.1732473730' },
+  });
+  const share = Math.floor(connections / service.instances.length);
+  return service.instances.map((instance) => ({
+    url: `${instance.url}/v1/collect`,
+    headers: {
+      'content-type': 'text/plain;charset=UTF-8',
+      origin: `https://${domain}`,
+      'user-agent':
+        'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
+    },
+    template,
+    seconds,
+    connections: share,
+    forwardedFor: true,
+  }));
+}

@@ -7,8 +7,13 @@
  * requests answered in it. Prints the table, saves it to bench/results/profile.json and keeps
  * the .cpuprofile there too (open it in Chrome DevTools or speedscope to look deeper).
  *
- *   npm run bench:profile -- [--store sqlite|postgres-redis] [--seconds 10] [--connections 100]
- *                            [--pin | --no-pin] [--note TEXT] [--raw-http]
+ *   npm run bench:profile -- [--store sqlite|postgres-redis] [--route track|collect]
+ *                            [--seconds 10] [--connections 100] [--pin | --no-pin] [--note TEXT]
+ *                            [--raw-http]
+ *
+ * --route collect profiles POST /v1/collect instead: the browser events of `npm run bench`'s
+ * collect modes (lib.ts collectTargets, one X-Forwarded-For each behind one trusted proxy),
+ * saved to bench/results/profile-collect*.json.
  *
  * --raw-http (SQLite) profiles bench/raw-track-server.mjs instead (the issue 21 experiment: the
  * same product code with POST /v1/track answered by bare node:http, no Fastify) and saves to
@@ -36,6 +41,8 @@ import { type CpuProfile, STAGES, stageTable } from './cpu-stages.ts';
 import {
   type BenchService,
   choosePinning,
+  collectTargets,
+  type LoadOptions,
   load,
   PIN_OPTIONS,
   peakRssMb,
@@ -54,6 +61,7 @@ const REDIS_URL = process.env['BENCH_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 const { values } = parseArgs({
   options: {
     store: { type: 'string', default: 'sqlite' },
+    route: { type: 'string', default: 'track' },
     seconds: { type: 'string', default: '10' },
     connections: { type: 'string', default: '100' },
     note: { type: 'string' },
@@ -69,6 +77,13 @@ if (!STORES.includes(values.store as Store)) {
 const store = values.store as Store;
 const rawHttp = values['raw-http'] === true;
 if (rawHttp && store !== 'sqlite') throw new Error('--raw-http runs on SQLite only');
+if (values.route !== 'track' && values.route !== 'collect') {
+  throw new Error(`--route must be track or collect, got "${values.route}"`);
+}
+const collect = values.route === 'collect';
+if (rawHttp && collect) throw new Error('--raw-http answers POST /v1/track only');
+// Browser events come from a crowd of addresses behind one proxy, as in npm run bench.
+const routeEnv: Record<string, string> = collect ? { TRACKWAY_TRUST_PROXY: '1' } : {};
 const pinned = choosePinning(values);
 
 const dir = mkdtempSync(join(tmpdir(), 'trackway-profile-'));
@@ -91,18 +106,21 @@ const withService = <T>(use: (service: BenchService) => Promise<T>): Promise<T> 
     }
   };
   return store === 'sqlite'
-    ? start(`sqlite:${join(dir, 'bench.db')}`, {})
-    : withSchema((url) => start(url, { REDIS_URL }));
+    ? start(`sqlite:${join(dir, 'bench.db')}`, routeEnv)
+    : withSchema((url) => start(url, { REDIS_URL, ...routeEnv }));
 };
 try {
   await withService(async (service) => {
     const pid = service.running.child.pid!;
-    const target = {
-      url: `${service.running.url}/v1/track`,
-      headers: service.headers,
-      template: purchaseTemplate(service.pixelId),
-      connections,
-    };
+    const target: LoadOptions = collect
+      ? (await collectTargets(service, connections, seconds))[0]!
+      : {
+          url: `${service.running.url}/v1/track`,
+          headers: service.headers,
+          template: purchaseTemplate(service.pixelId),
+          seconds,
+          connections,
+        };
     await load({ ...target, seconds: 2 });
     // The profile's clock is the monotonic clock process.hrtime reads, in µs: the window's
     // bounds taken here select the measured samples.
@@ -135,7 +153,7 @@ try {
       share: '',
     });
     console.log(
-      `\nPOST /v1/track, ${store === 'sqlite' ? 'SQLite' : 'PostgreSQL + Redis'}${rawHttp ? ', bare node:http (no Fastify)' : ''}, ${connections} connections, ${seconds} s under --cpu-prof: ` +
+      `\nPOST /v1/${collect ? 'collect' : 'track'}, ${store === 'sqlite' ? 'SQLite' : 'PostgreSQL + Redis'}${rawHttp ? ', bare node:http (no Fastify)' : ''}, ${connections} connections, ${seconds} s under --cpu-prof: ` +
         `${measured.result.requestsPerSecond} req/s, ${requests} requests, peak RSS ${rss} MB; ` +
         `${pinned ? 'server pinned to core 1, load to core 0' : 'not pinned'}\n`,
     );
@@ -153,9 +171,12 @@ try {
       }
     }
     const saved = saveResult(
-      rawHttp ? 'profile-raw-http' : store === 'sqlite' ? 'profile' : `profile-${store}`,
+      rawHttp
+        ? 'profile-raw-http'
+        : `profile${collect ? '-collect' : ''}${store === 'sqlite' ? '' : `-${store}`}`,
       {
         store,
+        route: values.route,
         seconds,
         connections,
         pinned,

@@ -65,6 +65,7 @@ import { parseArgs } from 'node:util';
 import {
   type BenchService,
   choosePinning,
+  collectTargets,
   type LoadOptions,
   loadAll,
   median,
@@ -185,45 +186,6 @@ function serviceTargets(service: BenchService): LoadOptions[] {
 }
 
 /**
- * Browser events (`--modes sqlite-collect`): a PageView from the pixel's site as the snippet
- * sends it (text/plain, publishable key, click id and cookies), each with its own event id and
- * visitor, so every request stores an event and updates a visitor identity.
- */
-async function collectTargets(service: BenchService): Promise<LoadOptions[]> {
-  const res = await fetch(`${service.running.url}/v1/pixels/${service.pixelId}`, {
-    headers: service.headers,
-  });
-  const { publishable_key: key, domain } = (await res.json()) as {
-    publishable_key: string;
-    domain: string;
-  };
-  const template = JSON.stringify({
-    key,
-    event_name: 'PageView',
-    event_id: `bench-${process.pid}-${Date.now()}-__N__`,
-    url: `https://${domain}/products/1001?fbclid=IwAR__N__`,
-    title: 'Product 1001',
-    anonymous_id: 'tw.1732473730000.__N__',
-    ids: { fbclid: 'IwAR__N__' },
-    cookies: { _fbp: 'fb.1.1732473730000.1098115397', _ga: 'GA1.1.1098115397.1732473730' },
-  });
-  const share = Math.floor(connections / service.instances.length);
-  return service.instances.map((instance) => ({
-    url: `${instance.url}/v1/collect`,
-    headers: {
-      'content-type': 'text/plain;charset=UTF-8',
-      origin: `https://${domain}`,
-      'user-agent':
-        'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
-    },
-    template,
-    seconds,
-    connections: share,
-    forwardedFor: true,
-  }));
-}
-
-/**
  * Every answered request must have stored a new event: otherwise the run measured
  * deduplication, not ingest. wrk stops counting with requests still in flight, which may be
  * stored too: up to one per connection for each run.
@@ -296,7 +258,7 @@ async function withMode<T>(
     try {
       const pids = service.instances.map((i) => i.child.pid!);
       const targets = mode.endsWith('-collect')
-        ? await collectTargets(service)
+        ? await collectTargets(service, connections, seconds)
         : serviceTargets(service);
       return await use(await loadable(pids, targets), service);
     } finally {

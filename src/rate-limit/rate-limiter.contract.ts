@@ -203,6 +203,38 @@ export function rateLimiterContract(kind: LimiterKind): void {
       );
     });
 
+    test('answers many keys of one moment each on its own, however many', async (l) => {
+      // A crowd of visitors: browser events' per-IP keys all differ, and the shared limiter
+      // sends a loop turn's keys together (split past a bound): each still counts alone.
+      const ips = Array.from({ length: 600 }, (_, i) => `collect:${randomUUID()}:10.0.${i}`);
+      const account = key();
+      const perIp: RateQuota[] = [{ window: 'minute', limit: 1 }];
+      const now = at('2026-03-14T10:00:30Z');
+      const [byIp, byAccount] = await Promise.all([
+        Promise.all(ips.flatMap((ip) => [l.consume(ip, perIp, now), l.consume(ip, perIp, now)])),
+        Promise.all([
+          l.consume(account, quotas(2, 10), now),
+          l.consume(account, quotas(2, 10), now),
+          l.consume(account, quotas(2, 10), now),
+        ]),
+      ]);
+      ips.forEach((_, i) => {
+        assert.deepEqual(
+          [byIp[2 * i]!.allowed, byIp[2 * i]!.windows[0]!.remaining, byIp[2 * i + 1]!.allowed],
+          [true, 0, false],
+          `visitor ${i}`,
+        );
+      });
+      assert.deepEqual(
+        byAccount.map((d) => [d.allowed, d.windows[0]!.remaining, d.windows[1]!.remaining]),
+        [
+          [true, 1, 9],
+          [true, 0, 8],
+          [false, 0, 8],
+        ],
+      );
+    });
+
     test('works with one window only (failed-authentication counting)', async (l) => {
       const k = `authfail:${randomUUID()}`;
       const only: RateQuota[] = [{ window: 'minute', limit: 2 }];

@@ -5,40 +5,57 @@
  * places windows identically and tests can drive them; keys outlive their window by a minute to
  * absorb clock skew between instances, then expire.
  *
- * Calls for the same key and windows that arrive in one turn of the event loop share one script
- * call: it admits the first `min(n, room)` of them and refuses the rest, exactly what n calls
- * one after another would do. Under load that is one Redis round trip per account per loop turn
- * rather than per request, so Redis spends its CPU (on a small machine, the service's CPU) on
- * far fewer scripts.
+ * Calls for the same key and windows that arrive in one turn of the event loop share one group:
+ * it admits the first `min(n, room)` of them and refuses the rest, exactly what n calls one
+ * after another would do. And every group of the turn (one per account, but one per visitor for
+ * browser events' per-IP limit, whose keys all differ) goes in the same script call, run group
+ * after group as that many calls would be: one Redis command per loop turn rather than per key,
+ * so neither ioredis (a command's encoding, promise and reply cost the service a few µs) nor
+ * Redis (on a small machine, the service's CPU) pays per request.
  */
 import { Redis, type Result } from 'ioredis';
 import type { RateDecision, RateLimiter, RateQuota } from '../domain/ports/rate-limiter.ts';
 import { windowIndex, windowResetAt } from './windows.ts';
 
-// KEYS: one counter per window. ARGV[1]: how many requests ask; then the n limits, then the n
-// lifetimes in seconds. Admits as many of them as every window has room for, increments each
-// window by that, and returns {admitted, count_1, …, count_n} with the counts as found before.
+// ARGV[1]: how many groups. Then per group: its n (how many windows), how many requests ask,
+// the n limits, the n lifetimes in seconds; KEYS holds the groups' n counters in the same order.
+// Each group admits as many of its requests as every one of its windows has room for, and
+// increments each window by that; groups run in order, so a key in two groups sees the first's
+// increments. Returns per group {admitted, count_1, …, count_n}, the counts as found before.
 const CONSUME = `
-local n = #KEYS
-local asked = tonumber(ARGV[1])
-local admitted = asked
-local counts = {}
-for i = 1, n do
-  counts[i] = tonumber(redis.call('GET', KEYS[i]) or '0')
-  local room = tonumber(ARGV[1 + i]) - counts[i]
-  if room < admitted then admitted = room end
-end
-if admitted < 0 then admitted = 0 end
-if admitted > 0 then
+local out = {}
+local k = 0
+local a = 2
+for g = 1, tonumber(ARGV[1]) do
+  local n = tonumber(ARGV[a])
+  local admitted = tonumber(ARGV[a + 1])
+  local counts = {}
   for i = 1, n do
-    if redis.call('INCRBY', KEYS[i], admitted) == admitted then
-      redis.call('EXPIRE', KEYS[i], ARGV[1 + n + i])
+    counts[i] = tonumber(redis.call('GET', KEYS[k + i]) or '0')
+    local room = tonumber(ARGV[a + 1 + i]) - counts[i]
+    if room < admitted then admitted = room end
+  end
+  if admitted < 0 then admitted = 0 end
+  if admitted > 0 then
+    for i = 1, n do
+      if redis.call('INCRBY', KEYS[k + i], admitted) == admitted then
+        redis.call('EXPIRE', KEYS[k + i], ARGV[a + 1 + n + i])
+      end
     end
   end
+  out[#out + 1] = admitted
+  for i = 1, n do out[#out + 1] = counts[i] end
+  k = k + n
+  a = a + 2 + 2 * n
 end
-table.insert(counts, 1, admitted)
-return counts
+return out
 `;
+
+/**
+ * Groups one script call takes at most: a script blocks Redis while it runs, so a turn with
+ * more groups than this (a flood of visitors) is split into several calls.
+ */
+const MAX_GROUPS_PER_CALL = 500;
 
 /** How long a key outlives its window, against clock skew between instances. */
 const KEY_GRACE_SECONDS = 60;
@@ -178,51 +195,63 @@ export class RedisRateLimiter implements RateLimiter {
     const pending = this.#pending;
     this.#pending = new Map();
     this.#scheduled = false;
+    let call: Array<[string, PendingConsume]> = [];
     for (const [key, groups] of pending) {
-      for (const group of groups) void this.#consumeGroup(key, group);
+      for (const group of groups) {
+        call.push([key, group]);
+        if (call.length === MAX_GROUPS_PER_CALL) {
+          void this.#consumeGroups(call);
+          call = [];
+        }
+      }
     }
+    if (call.length > 0) void this.#consumeGroups(call);
   }
 
-  async #consumeGroup(key: string, group: PendingConsume): Promise<void> {
-    const { quotas, indices, nowSeconds, waiters } = group;
+  async #consumeGroups(groups: Array<[string, PendingConsume]>): Promise<void> {
     const keys: string[] = [];
-    const limits: number[] = [];
-    const lifetimes: number[] = [];
-    const resets: number[] = [];
-    quotas.forEach((quota, i) => {
-      const resetAt = windowResetAt(quota.window, indices[i]!);
-      keys.push(`${this.#prefix}${key}:${quota.window}:${indices[i]}`);
-      limits.push(quota.limit);
-      lifetimes.push(resetAt - nowSeconds + KEY_GRACE_SECONDS);
-      resets.push(resetAt);
-    });
+    const args: number[] = [groups.length];
+    const resets: number[][] = [];
+    for (const [key, { quotas, indices, nowSeconds, waiters }] of groups) {
+      const limits: number[] = [];
+      const lifetimes: number[] = [];
+      const groupResets: number[] = [];
+      quotas.forEach((quota, i) => {
+        const resetAt = windowResetAt(quota.window, indices[i]!);
+        keys.push(`${this.#prefix}${key}:${quota.window}:${indices[i]}`);
+        limits.push(quota.limit);
+        lifetimes.push(resetAt - nowSeconds + KEY_GRACE_SECONDS);
+        groupResets.push(resetAt);
+      });
+      args.push(quotas.length, waiters.length, ...limits, ...lifetimes);
+      resets.push(groupResets);
+    }
     let reply: number[];
     try {
-      reply = await this.#redis.trackwayRateConsume(
-        keys.length,
-        ...keys,
-        waiters.length,
-        ...limits,
-        ...lifetimes,
-      );
+      reply = await this.#redis.trackwayRateConsume(keys.length, ...keys, ...args);
     } catch (error) {
-      for (const waiter of waiters) waiter.reject(error);
+      for (const [, { waiters }] of groups) for (const waiter of waiters) waiter.reject(error);
       return;
     }
-    const admitted = Number(reply[0]);
-    waiters.forEach((waiter, position) => {
-      const allowed = position < admitted;
-      // What this call would have seen alone, in its place in the queue: its own increment
-      // when admitted, everything admitted before it when refused.
-      const taken = allowed ? position + 1 : admitted;
-      waiter.resolve({
-        allowed,
-        windows: quotas.map((quota, i) => ({
-          window: quota.window,
-          limit: quota.limit,
-          remaining: Math.max(0, quota.limit - Number(reply[i + 1]) - taken),
-          resetAt: resets[i]!,
-        })),
+    let at = 0;
+    groups.forEach(([, { quotas, waiters }], g) => {
+      const admitted = Number(reply[at]);
+      const counts = quotas.map((_, i) => Number(reply[at + 1 + i]));
+      at += 1 + quotas.length;
+      waiters.forEach((waiter, position) => {
+        const allowed = position < admitted;
+        // What this call would have seen alone, in its place in the queue: its own increment
+        // when admitted, everything admitted before it when refused.
+        const taken = allowed ? position + 1 : admitted;
+        waiter.resolve({
+          allowed,
+          windows: quotas.map((quota, i) => ({
+            window: quota.window,
+            limit: quota.limit,
+            remaining: Math.max(0, quota.limit - counts[i]! - taken),
+            resetAt: resets[g]![i]!,
+          })),
+        });
       });
     });
   }

@@ -79,11 +79,13 @@ export function registerCollect(app: App, deps: AppDeps): void {
       if (!pixel) throw invalidKey();
       if (!isPixelSite(pixel, originHostname(origin)!)) throw originRefused(origin);
       allowOrigin(reply, origin);
+      // Read once: behind a trusted proxy each read parses X-Forwarded-For again.
+      const ip = request.ip;
 
       const limiter = deps.rateLimiter;
       if (limiter) {
         const decision = await limiter.consume(
-          `collect:${pixel.id}:${request.ip}`,
+          `collect:${pixel.id}:${ip}`,
           [{ window: 'minute', limit: COLLECT_PER_IP_PER_MINUTE }],
           now,
         );
@@ -113,7 +115,7 @@ export function registerCollect(app: App, deps: AppDeps): void {
       const consented = input.consent?.ad_user_data !== 'denied';
       const cookieDomain = consented ? firstPartyCookieDomain(pixel, request.hostname) : null;
       const facts: BrowserFacts = {
-        ip: request.ip,
+        ip,
         userAgent,
         cookieHeader: parseCookieHeader(request.headers.cookie),
         now,
