@@ -46,7 +46,7 @@ describe('loadConfig', () => {
       worker: true,
       trustProxy: false,
       rateLimits: true,
-      processes: 1,
+      processes: 'auto',
     });
   });
 
@@ -121,9 +121,9 @@ describe('loadConfig', () => {
     assert.match(refused({ TRACKWAY_TRUST_PROXY: 'loadbalancer' }), /^TRACKWAY_TRUST_PROXY/);
   });
 
-  it('reads TRACKWAY_PROCESSES: one by default; auto is one per core on PostgreSQL and one on SQLite', () => {
+  it('reads TRACKWAY_PROCESSES: auto by default, one per core on PostgreSQL and one on SQLite', () => {
     const pg = { DATABASE_URL: 'postgres://db/tw' };
-    assert.equal(processesFor(loadConfig(pg), 8), 1, 'one process unless asked');
+    assert.equal(processesFor(loadConfig(pg), 8), 8, 'every core unless asked');
     assert.equal(processesFor(loadConfig({ ...pg, TRACKWAY_PROCESSES: 'auto' }), 8), 8);
     assert.equal(
       processesFor(loadConfig({ TRACKWAY_PROCESSES: 'auto' }), 8),

@@ -282,9 +282,9 @@ export const ConfigSchema = Type.Object({
   ),
   TRACKWAY_PROCESSES: setting(
     {
-      default: '1',
+      default: 'auto',
       description:
-        'HTTP processes `serve` runs (node:cluster, one port): a number, or `auto` for one per core on PostgreSQL (one on SQLite); measure first (docs/decisions.md)',
+        'HTTP processes `serve` runs (node:cluster, one port): `auto`, one per core on PostgreSQL and one on SQLite (one writer per file), or a number (`1` for a single process)',
       accepts: 'auto or an integer from 1 to 256 (1 with SQLite)',
     },
     processCount,
