@@ -16,14 +16,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { createAccount } from '../src/domain/accounts/accounts.ts';
 import { eventTracked, prepareEvent } from '../src/domain/events/track-event.ts';
-import { newPublishableKey } from '../src/domain/ids.ts';
-import { systemClock } from '../src/domain/ports/clock.ts';
 import type { Store } from '../src/domain/ports/store.ts';
 import { PostgresStore } from '../src/storage/postgres/store.ts';
 import { SqliteStore } from '../src/storage/sqlite/store.ts';
 import { purchaseTemplate } from './lib.ts';
+import { accountWithPixel } from './store-fixture.ts';
 
 const { values } = parseArgs({
   options: {
@@ -36,33 +34,6 @@ const { values } = parseArgs({
 const N = Number(values.n);
 const ROUNDS = Number(values.rounds);
 const CONCURRENCY = Number(values.concurrency);
-
-async function fixture(store: Store) {
-  const { account } = await createAccount(
-    { store, clock: systemClock },
-    { name: 'Bench', plan: 'ultra' },
-  );
-  const now = new Date();
-  const pixelId = `px_${randomBytes(8).toString('hex')}`;
-  await store.pixels.createPixel(
-    {
-      id: pixelId,
-      accountId: account.id,
-      name: 'Shop',
-      domain: 'shop.example.com',
-      trackingDomain: 'shop.example.com',
-      publishableKey: newPublishableKey(),
-      previousPublishableKey: null,
-      previousKeyExpiresAt: null,
-      status: 'active',
-      createdAt: now,
-      updatedAt: now,
-    },
-    null,
-    [],
-  );
-  return { accountId: account.id, pixelId };
-}
 
 async function round(store: Store, accountId: string, pixelId: string, tag: string) {
   const template = purchaseTemplate(pixelId);
@@ -124,7 +95,7 @@ if (values.postgres) {
     else rmSync(dir, { recursive: true, force: true });
   };
 }
-const { accountId, pixelId } = await fixture(store);
+const { accountId, pixelId } = await accountWithPixel(store);
 await round(store, accountId, pixelId, 'warm');
 let best = Number.POSITIVE_INFINITY;
 let bytes = Number.POSITIVE_INFINITY;

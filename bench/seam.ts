@@ -8,15 +8,11 @@
  *   npm run bench:seam -- [--calls 10000] [--rounds 3] [--postgres postgres://postgres@127.0.0.1:5432/test]
  */
 
-import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createAccount } from '../src/domain/accounts/accounts.ts';
 import { hashApiKey } from '../src/domain/accounts/api-key.ts';
-import { newPublishableKey } from '../src/domain/ids.ts';
-import { systemClock } from '../src/domain/ports/clock.ts';
 import { PostgresRunner } from '../src/storage/postgres/runner.ts';
 import { PostgresStore } from '../src/storage/postgres/store.ts';
 import { findByKeyHash } from '../src/storage/queries/accounts.ts';
@@ -38,6 +34,7 @@ import {
 } from '../src/storage/sql/query.ts';
 import { SqliteRunner } from '../src/storage/sqlite/runner.ts';
 import { SqliteStore } from '../src/storage/sqlite/store.ts';
+import { accountWithPixel } from './store-fixture.ts';
 
 const { values } = parseArgs({
   options: {
@@ -149,30 +146,8 @@ async function measure(name: string, f: Fixture): Promise<void> {
 }
 
 async function fixture(store: SqliteStore | PostgresStore) {
-  const { account, apiKey } = await createAccount(
-    { store, clock: systemClock },
-    { name: 'Bench', plan: 'ultra' },
-  );
-  const now = new Date();
-  const pixelId = `px_${randomBytes(8).toString('hex')}`;
-  await store.pixels.createPixel(
-    {
-      id: pixelId,
-      accountId: account.id,
-      name: 'Shop',
-      domain: 'shop.example.com',
-      trackingDomain: 'shop.example.com',
-      publishableKey: newPublishableKey(),
-      previousPublishableKey: null,
-      previousKeyExpiresAt: null,
-      status: 'active',
-      createdAt: now,
-      updatedAt: now,
-    },
-    null,
-    [],
-  );
-  return { hash: hashApiKey(apiKey), accountId: account.id, pixelId };
+  const { apiKey, accountId, pixelId } = await accountWithPixel(store);
+  return { hash: hashApiKey(apiKey), accountId, pixelId };
 }
 
 // Kysely alone: what building and compiling costs, with no database.
