@@ -20,4 +20,9 @@ export const GROWING_TABLES = [
   'diag_dropped_hourly',
   'revenue_hourly',
   'forward_hourly',
+  // The event counts (004, keyed by account in 027): a row per pixel, name and hour or day
+  // (and per pixel and name for all time), kept by every event insert and purge.
+  'event_counts',
+  'event_counts_daily',
+  'event_totals',
 ] as const;

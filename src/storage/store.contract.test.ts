@@ -543,16 +543,17 @@ for (const kind of await testStores()) {
             }),
           ),
         );
-        // Forget the counts and run the migration again, as on an existing database.
+        // Forget the counts and run the migrations again, as on an existing database (027,
+        // which keys the tables by account, too: it copies the rebuilt rows).
         const drop =
           'DROP TABLE event_totals; DROP TABLE event_counts_daily; DROP TABLE event_counts;';
         if (store instanceof SqliteStore) {
           store.db.exec(
-            `${drop} DELETE FROM schema_migrations WHERE version IN ('004_event_counts', '006_event_value_sums', '011_match_quality_sums', '012_stats_index');`,
+            `${drop} DELETE FROM schema_migrations WHERE version IN ('004_event_counts', '006_event_value_sums', '011_match_quality_sums', '012_stats_index', '027_event_counts_account_keys');`,
           );
         } else if (store instanceof PostgresStore) {
           await store.pool.query(
-            `${drop} DELETE FROM schema_migrations WHERE version IN ('004_event_counts', '006_event_value_sums', '011_match_quality_sums', '012_stats_index');`,
+            `${drop} DELETE FROM schema_migrations WHERE version IN ('004_event_counts', '006_event_value_sums', '011_match_quality_sums', '012_stats_index', '027_event_counts_account_keys');`,
           );
         } else {
           assert.fail('unknown store');

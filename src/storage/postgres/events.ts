@@ -269,7 +269,7 @@ const INSERT_BATCH: Omit<pg.QueryConfig, 'values'> = {
        SELECT pixel_id, account_id, event_name, count(*) FROM inserted
         GROUP BY pixel_id, account_id, event_name
         ORDER BY pixel_id, account_id, event_name
-       ON CONFLICT (pixel_id, account_id, event_name) DO UPDATE SET n = c.n + excluded.n
+       ON CONFLICT (account_id, pixel_id, event_name) DO UPDATE SET n = c.n + excluded.n
      ), daily AS (
        INSERT INTO event_counts_daily AS c (pixel_id, account_id, event_name, day, n, value_sum)
        SELECT pixel_id, account_id, event_name, floor(hour / 24.0)::bigint AS day, count(*),
@@ -277,7 +277,7 @@ const INSERT_BATCH: Omit<pg.QueryConfig, 'values'> = {
          FROM inserted
         GROUP BY pixel_id, account_id, event_name, day
         ORDER BY pixel_id, account_id, event_name, day
-       ON CONFLICT (pixel_id, account_id, event_name, day)
+       ON CONFLICT (account_id, pixel_id, event_name, day)
          DO UPDATE SET n = c.n + excluded.n, value_sum = c.value_sum + excluded.value_sum
      ), hourly AS (
        INSERT INTO event_counts AS c (pixel_id, account_id, event_name, hour, n, value_sum, match_sum,
@@ -287,7 +287,7 @@ const INSERT_BATCH: Omit<pg.QueryConfig, 'values'> = {
          FROM inserted
         GROUP BY pixel_id, account_id, event_name, hour
         ORDER BY pixel_id, account_id, event_name, hour
-       ON CONFLICT (pixel_id, account_id, event_name, hour)
+       ON CONFLICT (account_id, pixel_id, event_name, hour)
          DO UPDATE SET n = c.n + excluded.n, value_sum = c.value_sum + excluded.value_sum,
            match_sum = c.match_sum + excluded.match_sum, match_n = c.match_n + excluded.match_n
      ), emitted AS (

@@ -97,19 +97,19 @@ export class SqliteEventStore implements EventStore {
     this.countAll = db.prepare(
       `INSERT INTO event_totals (pixel_id, account_id, event_name, n)
        VALUES (@pixelId, @accountId, @eventName, @n)
-       ON CONFLICT (pixel_id, account_id, event_name) DO UPDATE SET n = n + excluded.n`,
+       ON CONFLICT (account_id, pixel_id, event_name) DO UPDATE SET n = n + excluded.n`,
     );
     this.countDay = db.prepare(
       `INSERT INTO event_counts_daily (pixel_id, account_id, event_name, day, n, value_sum)
        VALUES (@pixelId, @accountId, @eventName, @day, @n, @valueSum)
-       ON CONFLICT (pixel_id, account_id, event_name, day)
+       ON CONFLICT (account_id, pixel_id, event_name, day)
          DO UPDATE SET n = n + excluded.n, value_sum = value_sum + excluded.value_sum`,
     );
     this.countHour = db.prepare(
       `INSERT INTO event_counts (pixel_id, account_id, event_name, hour, n, value_sum, match_sum,
          match_n)
        VALUES (@pixelId, @accountId, @eventName, @hour, @n, @valueSum, @matchSum, @matchN)
-       ON CONFLICT (pixel_id, account_id, event_name, hour)
+       ON CONFLICT (account_id, pixel_id, event_name, hour)
          DO UPDATE SET n = n + excluded.n, value_sum = value_sum + excluded.value_sum,
            match_sum = match_sum + excluded.match_sum, match_n = match_n + excluded.match_n`,
     );
