@@ -63,6 +63,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import {
+  analyzeSchema,
   type BenchService,
   choosePinning,
   collectTargets,
@@ -155,9 +156,15 @@ interface Loadable {
 }
 
 /** `targets` (one per process `pids`), warmed up, ready to be loaded round after round. */
-async function loadable(pids: number[], targets: LoadOptions[]): Promise<Loadable> {
-  // A short warm-up: JIT, connection pools and page caches in the same state for every server.
+async function loadable(
+  pids: number[],
+  targets: LoadOptions[],
+  settle: () => Promise<void> = async () => {},
+): Promise<Loadable> {
+  // A short warm-up: JIT, connection pools and page caches in the same state for every server;
+  // then `settle` (PostgreSQL: the planner statistics autovacuum would have gathered).
   const warm = await loadAll(targets.map((t) => ({ ...t, seconds: 2 })));
+  await settle();
   const server: Loadable = {
     answered: warm.requests,
     async run() {
@@ -260,7 +267,10 @@ async function withMode<T>(
       const targets = mode.endsWith('-collect')
         ? await collectTargets(service, connections, seconds)
         : serviceTargets(service);
-      return await use(await loadable(pids, targets), service);
+      const settle = databaseUrl.startsWith('sqlite:')
+        ? undefined
+        : () => analyzeSchema(databaseUrl);
+      return await use(await loadable(pids, targets, settle), service);
     } finally {
       await service.stop();
     }
