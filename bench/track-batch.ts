@@ -24,6 +24,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import {
+  analyzeSchema,
   choosePinning,
   type LoadOptions,
   load,
@@ -83,7 +84,11 @@ interface BatchTarget {
   rss(): number;
 }
 
-async function batchTarget(pid: number, target: Omit<LoadOptions, 'seconds'>) {
+async function batchTarget(
+  pid: number,
+  target: Omit<LoadOptions, 'seconds'>,
+  settle: () => Promise<void> = async () => {},
+) {
   // Bodies are made before each run, as many as the last run's rate says it can send (and
   // half as many again): a body sent twice would be deduplicated, which is cheaper.
   let lastRate = 0;
@@ -98,6 +103,8 @@ async function batchTarget(pid: number, target: Omit<LoadOptions, 'seconds'>) {
   // The warm-up may repeat bodies (its rate is not known before it): it is not measured.
   lastRate = 50;
   await once(WARM_UP_SECONDS);
+  // PostgreSQL: the planner statistics autovacuum would have gathered (lib.ts analyzeSchema).
+  await settle();
   const server: BatchTarget = { run: () => once(seconds), rss: () => peakRssMb(pid) };
   return server;
 }
@@ -154,7 +161,9 @@ async function withService<T>(store: Store, use: (target: BatchTarget) => Promis
       if (accepted !== size) throw new Error(`probe batch: ${accepted} of ${size} accepted`);
       const pid = service.running.child.pid!;
       return await use(
-        await batchTarget(pid, { url, headers: service.headers, template, connections }),
+        await batchTarget(pid, { url, headers: service.headers, template, connections }, () =>
+          store === 'postgres' ? analyzeSchema(databaseUrl) : Promise.resolve(),
+        ),
       );
     } finally {
       await service.stop();
