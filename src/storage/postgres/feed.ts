@@ -3,7 +3,7 @@
  * through LISTEN/NOTIFY; its reads are shared (sql/ports.ts eventFeed).
  */
 import pg from 'pg';
-import type { FeedBus } from '../sql/ports.ts';
+import type { FeedBus } from '../sql/ports/index.ts';
 
 /** How long the listener waits before reconnecting after its connection dropped. */
 const RECONNECT_MS = 1_000;

@@ -13,7 +13,7 @@ import type {
 import { outcomeReason } from '../../domain/stats/diagnostics.ts';
 import { storableText } from '../../domain/webhooks/response-excerpt.ts';
 import * as destinations from '../queries/destinations.ts';
-import type { ForwardingQueue } from '../sql/ports.ts';
+import type { ForwardingQueue } from '../sql/ports/index.ts';
 import { inTransaction } from './database.ts';
 import { writeOutbox } from './outbox.ts';
 import { drive, PostgresRunner } from './runner.ts';

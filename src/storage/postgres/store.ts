@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { CommitNotifier } from '../../domain/ports/commit-notifier.ts';
 import type { Store, StorePorts } from '../../domain/ports/store.ts';
-import { storePorts } from '../sql/ports.ts';
+import { storePorts } from '../sql/ports/index.ts';
 import {
   createPool,
   describeTarget,

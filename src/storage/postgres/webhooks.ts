@@ -13,7 +13,7 @@ import type { AttemptRecord } from '../queries/webhook-deliveries.ts';
 import * as deliveries from '../queries/webhook-deliveries.ts';
 import * as rows from '../rows.ts';
 import { type EndpointRow, postgresCodec } from '../rows.ts';
-import type { DeliveryQueue } from '../sql/ports.ts';
+import type { DeliveryQueue } from '../sql/ports/index.ts';
 import { postgresSql } from '../sql/query.ts';
 import { inTransaction } from './database.ts';
 import { insertMessages } from './outbox.ts';

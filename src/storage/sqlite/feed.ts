@@ -2,7 +2,7 @@
  * The live tail's bus on SQLite (contract §13); its reads are shared (sql/ports.ts eventFeed).
  */
 import { EventEmitter } from 'node:events';
-import type { FeedBus } from '../sql/ports.ts';
+import type { FeedBus } from '../sql/ports/index.ts';
 
 /**
  * One process owns a SQLite file, so the bus is in-process: the event store calls `announce`

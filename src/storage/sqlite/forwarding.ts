@@ -13,7 +13,7 @@ import type {
 } from '../../domain/ports/forwarding-store.ts';
 import { storableText } from '../../domain/webhooks/response-excerpt.ts';
 import * as destinations from '../queries/destinations.ts';
-import type { ForwardingQueue } from '../sql/ports.ts';
+import type { ForwardingQueue } from '../sql/ports/index.ts';
 import { commitWithoutFlush, type SqliteDatabase } from './database.ts';
 import { settlementMover } from './diagnostics.ts';
 import type { outboxWriter } from './outbox.ts';

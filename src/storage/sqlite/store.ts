@@ -1,7 +1,7 @@
 import type { WebhookEvent } from '../../domain/model.ts';
 import type { CommitNotifier } from '../../domain/ports/commit-notifier.ts';
 import type { Store, StorePorts } from '../../domain/ports/store.ts';
-import { storePorts } from '../sql/ports.ts';
+import { storePorts } from '../sql/ports/index.ts';
 import { migrateSqlite, openSqlite, type SqliteDatabase } from './database.ts';
 import { SqliteEventStore } from './events.ts';
 import { SqliteEventBus } from './feed.ts';

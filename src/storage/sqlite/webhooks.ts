@@ -14,7 +14,7 @@ import type { AttemptRecord } from '../queries/webhook-deliveries.ts';
 import * as deliveries from '../queries/webhook-deliveries.ts';
 import * as rows from '../rows.ts';
 import { type EndpointRow, sqliteCodec } from '../rows.ts';
-import type { DeliveryQueue } from '../sql/ports.ts';
+import type { DeliveryQueue } from '../sql/ports/index.ts';
 import { commitWithoutFlush, type SqliteDatabase } from './database.ts';
 import type { outboxWriter } from './outbox.ts';
 import type { SqliteRunner } from './runner.ts';

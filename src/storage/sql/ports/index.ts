@@ -6,34 +6,34 @@
  * here.
  */
 
-import { uuidv7 } from '../../domain/ids.ts';
-import type { AccountStore } from '../../domain/ports/account-store.ts';
-import type { DestinationStore } from '../../domain/ports/destination-store.ts';
-import type { EventFeed } from '../../domain/ports/event-feed.ts';
-import type { EventStore } from '../../domain/ports/event-store.ts';
-import type { ForwardingStore } from '../../domain/ports/forwarding-store.ts';
-import type { KeyStore } from '../../domain/ports/key-store.ts';
-import type { LifecycleStore } from '../../domain/ports/lifecycle-store.ts';
-import type { MatchKeyStore } from '../../domain/ports/match-key-store.ts';
-import type { PixelStore } from '../../domain/ports/pixel-store.ts';
-import type { SessionStore } from '../../domain/ports/session-store.ts';
-import type { StatsStore } from '../../domain/ports/stats-store.ts';
-import type { StorePorts } from '../../domain/ports/store.ts';
-import type { WebhookStore } from '../../domain/ports/webhook-store.ts';
-import * as retention from '../queries/account-retention.ts';
-import * as accounts from '../queries/accounts.ts';
-import * as keys from '../queries/api-keys.ts';
-import * as sessions from '../queries/dashboard-sessions.ts';
-import * as destinations from '../queries/destinations.ts';
-import * as events from '../queries/events.ts';
-import * as forwardable from '../queries/forwardable.ts';
-import * as forwarding from '../queries/forwarding.ts';
-import * as pixels from '../queries/pixels.ts';
-import * as visitors from '../queries/visitors.ts';
-import * as attempts from '../queries/webhook-attempts.ts';
-import * as deliveries from '../queries/webhook-deliveries.ts';
-import * as endpoints from '../queries/webhook-endpoints.ts';
-import type { Runner } from './query.ts';
+import { uuidv7 } from '../../../domain/ids.ts';
+import type { AccountStore } from '../../../domain/ports/account-store.ts';
+import type { DestinationStore } from '../../../domain/ports/destination-store.ts';
+import type { EventFeed } from '../../../domain/ports/event-feed.ts';
+import type { EventStore } from '../../../domain/ports/event-store.ts';
+import type { ForwardingStore } from '../../../domain/ports/forwarding-store.ts';
+import type { KeyStore } from '../../../domain/ports/key-store.ts';
+import type { LifecycleStore } from '../../../domain/ports/lifecycle-store.ts';
+import type { MatchKeyStore } from '../../../domain/ports/match-key-store.ts';
+import type { PixelStore } from '../../../domain/ports/pixel-store.ts';
+import type { SessionStore } from '../../../domain/ports/session-store.ts';
+import type { StatsStore } from '../../../domain/ports/stats-store.ts';
+import type { StorePorts } from '../../../domain/ports/store.ts';
+import type { WebhookStore } from '../../../domain/ports/webhook-store.ts';
+import * as retention from '../../queries/account-retention.ts';
+import * as accounts from '../../queries/accounts.ts';
+import * as keys from '../../queries/api-keys.ts';
+import * as sessions from '../../queries/dashboard-sessions.ts';
+import * as destinations from '../../queries/destinations.ts';
+import * as events from '../../queries/events.ts';
+import * as forwardable from '../../queries/forwardable.ts';
+import * as forwarding from '../../queries/forwarding.ts';
+import * as pixels from '../../queries/pixels.ts';
+import * as visitors from '../../queries/visitors.ts';
+import * as attempts from '../../queries/webhook-attempts.ts';
+import * as deliveries from '../../queries/webhook-deliveries.ts';
+import * as endpoints from '../../queries/webhook-endpoints.ts';
+import type { Runner } from '../query.ts';
 
 function accountStore({ sql: db, read, transaction }: Runner): AccountStore {
   return {
