@@ -19,10 +19,12 @@ import { PostgresRunner } from './runner.ts';
 import { PostgresStatsStore } from './stats.ts';
 import { PostgresDeliveryQueue } from './webhooks.ts';
 
-/** Its ports, assigned whole by the constructor (sql/ports.ts storePorts). */
+/** Its ports, assigned whole by the constructor (sql/ports/index.ts storePorts). */
 export interface PostgresStore extends Omit<StorePorts, 'events'> {}
 
-/** The store on PostgreSQL: the shared ports (sql/ports.ts storePorts) around its own parts. */
+/**
+ * The store on PostgreSQL: the shared ports (sql/ports/index.ts storePorts) around its own parts.
+ */
 // biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the constructor assigns every port at once from storePorts, whose result the compiler holds to StorePorts.
 export class PostgresStore implements Store {
   readonly events: PostgresEventStore;

@@ -13,10 +13,10 @@ import { SqliteStatsStore } from './stats.ts';
 import { durableCommit, type Flush, WalSync } from './wal-sync.ts';
 import { SqliteDeliveryQueue } from './webhooks.ts';
 
-/** Its ports, assigned whole by the constructor (sql/ports.ts storePorts). */
+/** Its ports, assigned whole by the constructor (sql/ports/index.ts storePorts). */
 export interface SqliteStore extends Omit<StorePorts, 'events'> {}
 
-/** The store on SQLite: the shared ports (sql/ports.ts storePorts) around its own parts. */
+/** The store on SQLite: the shared ports (sql/ports/index.ts storePorts) around its own parts. */
 // biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the constructor assigns every port at once from storePorts, whose result the compiler holds to StorePorts.
 export class SqliteStore implements Store {
   readonly events: SqliteEventStore;
