@@ -20,7 +20,8 @@ import type { WebhookStore } from './webhook-store.ts';
 
 /**
  * The store's ports, one a field. Storage builds them in one place for both databases
- * (storage/sql/ports.ts storePorts), so a new port is a line there and a line here.
+ * (storage/sql/ports/index.ts storePorts, one builder a file beside it), so a new port is a
+ * file and a line there and a line here.
  */
 export interface StorePorts {
   destinations: DestinationStore;

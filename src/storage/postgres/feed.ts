@@ -1,9 +1,9 @@
 /**
  * The live tail's bus on PostgreSQL (contract §13), which hears every instance's commits
- * through LISTEN/NOTIFY; its reads are shared (sql/ports.ts eventFeed).
+ * through LISTEN/NOTIFY; its reads are shared (sql/ports/feed.ts).
  */
 import pg from 'pg';
-import type { FeedBus } from '../sql/ports.ts';
+import type { FeedBus } from '../sql/ports/feed.ts';
 
 /** How long the listener waits before reconnecting after its connection dropped. */
 const RECONNECT_MS = 1_000;

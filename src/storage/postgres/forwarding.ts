@@ -1,5 +1,5 @@
 /**
- * Forwarding on PostgreSQL: the reads and the replay are shared (sql/ports.ts forwardingStore);
+ * Forwarding on PostgreSQL: the reads and the replay are shared (sql/ports/forwarding.ts);
  * here, hand-written, the hot paths: the worker's claims (`FOR UPDATE SKIP LOCKED`, so workers in any number of
  * processes never wait on each other's rows) and settlements (one statement per batch). The
  * jobs of new events are written by the event insert's own statement (events.ts).
@@ -13,7 +13,7 @@ import type {
 import { outcomeReason } from '../../domain/stats/diagnostics.ts';
 import { storableText } from '../../domain/webhooks/response-excerpt.ts';
 import * as destinations from '../queries/destinations.ts';
-import type { ForwardingQueue } from '../sql/ports.ts';
+import type { ForwardingQueue } from '../sql/ports/forwarding.ts';
 import { inTransaction } from './database.ts';
 import { writeOutbox } from './outbox.ts';
 import { drive, PostgresRunner } from './runner.ts';

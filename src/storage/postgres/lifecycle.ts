@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { PersonErasure } from '../../domain/ports/lifecycle-store.ts';
 import { type BucketDecrement, dailyOf, decrementsOf, totalsOf } from '../event-totals.ts';
-import type { EventDeletes } from '../sql/ports.ts';
+import type { EventDeletes } from '../sql/ports/lifecycle.ts';
 import { inTransaction } from './database.ts';
 
 interface DeletedRow {

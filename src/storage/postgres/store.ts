@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { CommitNotifier } from '../../domain/ports/commit-notifier.ts';
 import type { Store, StorePorts } from '../../domain/ports/store.ts';
-import { storePorts } from '../sql/ports.ts';
+import { storePorts } from '../sql/ports/index.ts';
 import {
   createPool,
   describeTarget,
@@ -19,10 +19,12 @@ import { PostgresRunner } from './runner.ts';
 import { PostgresStatsStore } from './stats.ts';
 import { PostgresDeliveryQueue } from './webhooks.ts';
 
-/** Its ports, assigned whole by the constructor (sql/ports.ts storePorts). */
+/** Its ports, assigned whole by the constructor (sql/ports/index.ts storePorts). */
 export interface PostgresStore extends Omit<StorePorts, 'events'> {}
 
-/** The store on PostgreSQL: the shared ports (sql/ports.ts storePorts) around its own parts. */
+/**
+ * The store on PostgreSQL: the shared ports (sql/ports/index.ts storePorts) around its own parts.
+ */
 // biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the constructor assigns every port at once from storePorts, whose result the compiler holds to StorePorts.
 export class PostgresStore implements Store {
   readonly events: PostgresEventStore;

@@ -13,7 +13,7 @@ import type { AttemptRecord } from '../queries/webhook-deliveries.ts';
 import * as deliveries from '../queries/webhook-deliveries.ts';
 import * as rows from '../rows.ts';
 import { type EndpointRow, postgresCodec } from '../rows.ts';
-import type { DeliveryQueue } from '../sql/ports.ts';
+import type { DeliveryQueue } from '../sql/ports/webhooks.ts';
 import { postgresSql } from '../sql/query.ts';
 import { inTransaction } from './database.ts';
 import { insertMessages } from './outbox.ts';
@@ -35,7 +35,7 @@ interface DueRow {
 
 /**
  * The delivery queue's PostgreSQL-only parts: the claim, a hand retry, test sends and the group
- * commit of attempts. The rest of the webhook port is shared (sql/ports.ts).
+ * commit of attempts. The rest of the webhook port is shared (sql/ports/webhooks.ts).
  */
 export class PostgresDeliveryQueue implements DeliveryQueue {
   constructor(private readonly pool: pg.Pool) {}

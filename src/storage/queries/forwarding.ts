@@ -1,6 +1,6 @@
 /**
  * Forwarding reads and the replay, written once for both databases (sql/query.ts) and run by
- * sql/ports.ts forwardingStore. The worker's claims and settlements are hot paths and stay
+ * sql/ports/forwarding.ts. The worker's claims and settlements are hot paths and stay
  * hand-written per dialect (sqlite/forwarding.ts, postgres/forwarding.ts): PostgreSQL settles a
  * batch in one set-based statement (unnest … RETURNING), SQLite job by job on prepared
  * statements, so no one builder keeps both shapes.

@@ -1,8 +1,8 @@
 /**
- * The live tail's bus on SQLite (contract §13); its reads are shared (sql/ports.ts eventFeed).
+ * The live tail's bus on SQLite (contract §13); its reads are shared (sql/ports/feed.ts).
  */
 import { EventEmitter } from 'node:events';
-import type { FeedBus } from '../sql/ports.ts';
+import type { FeedBus } from '../sql/ports/feed.ts';
 
 /**
  * One process owns a SQLite file, so the bus is in-process: the event store calls `announce`

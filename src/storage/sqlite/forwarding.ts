@@ -1,6 +1,6 @@
 import type { Statement } from 'better-sqlite3';
 /**
- * Forwarding on SQLite: the reads and the replay are shared (sql/ports.ts forwardingStore, on
+ * Forwarding on SQLite: the reads and the replay are shared (sql/ports/forwarding.ts, on
  * queries/forwarding.ts); here, hand-written, the hot paths: jobs written with each new event,
  * the worker's claims and settlements.
  */
@@ -13,7 +13,7 @@ import type {
 } from '../../domain/ports/forwarding-store.ts';
 import { storableText } from '../../domain/webhooks/response-excerpt.ts';
 import * as destinations from '../queries/destinations.ts';
-import type { ForwardingQueue } from '../sql/ports.ts';
+import type { ForwardingQueue } from '../sql/ports/forwarding.ts';
 import { commitWithoutFlush, type SqliteDatabase } from './database.ts';
 import { settlementMover } from './diagnostics.ts';
 import type { outboxWriter } from './outbox.ts';

@@ -1,6 +1,6 @@
 import type { PersonErasure } from '../../domain/ports/lifecycle-store.ts';
 import { type DeletedEvent, dailyOf, decrementsOf, totalsOf } from '../event-totals.ts';
-import type { EventDeletes } from '../sql/ports.ts';
+import type { EventDeletes } from '../sql/ports/lifecycle.ts';
 import type { SqliteDatabase } from './database.ts';
 import type { DurableCommit } from './wal-sync.ts';
 

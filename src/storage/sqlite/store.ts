@@ -1,7 +1,7 @@
 import type { WebhookEvent } from '../../domain/model.ts';
 import type { CommitNotifier } from '../../domain/ports/commit-notifier.ts';
 import type { Store, StorePorts } from '../../domain/ports/store.ts';
-import { storePorts } from '../sql/ports.ts';
+import { storePorts } from '../sql/ports/index.ts';
 import { migrateSqlite, openSqlite, type SqliteDatabase } from './database.ts';
 import { SqliteEventStore } from './events.ts';
 import { SqliteEventBus } from './feed.ts';
@@ -13,10 +13,10 @@ import { SqliteStatsStore } from './stats.ts';
 import { durableCommit, type Flush, WalSync } from './wal-sync.ts';
 import { SqliteDeliveryQueue } from './webhooks.ts';
 
-/** Its ports, assigned whole by the constructor (sql/ports.ts storePorts). */
+/** Its ports, assigned whole by the constructor (sql/ports/index.ts storePorts). */
 export interface SqliteStore extends Omit<StorePorts, 'events'> {}
 
-/** The store on SQLite: the shared ports (sql/ports.ts storePorts) around its own parts. */
+/** The store on SQLite: the shared ports (sql/ports/index.ts storePorts) around its own parts. */
 // biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the constructor assigns every port at once from storePorts, whose result the compiler holds to StorePorts.
 export class SqliteStore implements Store {
   readonly events: SqliteEventStore;

@@ -14,7 +14,7 @@ import type { AttemptRecord } from '../queries/webhook-deliveries.ts';
 import * as deliveries from '../queries/webhook-deliveries.ts';
 import * as rows from '../rows.ts';
 import { type EndpointRow, sqliteCodec } from '../rows.ts';
-import type { DeliveryQueue } from '../sql/ports.ts';
+import type { DeliveryQueue } from '../sql/ports/webhooks.ts';
 import { commitWithoutFlush, type SqliteDatabase } from './database.ts';
 import type { outboxWriter } from './outbox.ts';
 import type { SqliteRunner } from './runner.ts';
@@ -35,7 +35,7 @@ interface DueRow {
 
 /**
  * The delivery queue's SQLite-only parts: the claim, a hand retry, test sends and the group
- * commit of attempts. The rest of the webhook port is shared (sql/ports.ts).
+ * commit of attempts. The rest of the webhook port is shared (sql/ports/webhooks.ts).
  */
 export class SqliteDeliveryQueue implements DeliveryQueue {
   /** Statements prepared once, on first use (the worker runs these many times a second). */
