@@ -317,7 +317,8 @@ for (const ingest of ['statement', 'per-account'] as const)
         const { rows } = await client.query(
           `SELECT m.data, m.event_type, m.created_at, d.endpoint_id, d.status
            FROM ${schema}.webhook_messages m
-           JOIN ${schema}.webhook_deliveries d ON d.message_id = m.id
+           JOIN ${schema}.webhook_deliveries d
+              ON d.account_id = m.account_id AND d.message_id = m.id
           WHERE m.account_id = $1 ORDER BY m.data, d.endpoint_id`,
           [pixel.accountId],
         );
