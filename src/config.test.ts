@@ -27,6 +27,7 @@ describe('loadConfig', () => {
       host: '127.0.0.1',
       database: { kind: 'sqlite', path: './data/trackway.db' },
       databasePoolSize: 10,
+      pgIngest: 'auto',
       redisUrl: undefined,
       logLevel: 'info',
       webhookRetrySchedule: [5, 300, 1800, 7200, 18000, 36000, 36000],
@@ -65,6 +66,11 @@ describe('loadConfig', () => {
     assert.match(refused({ TRACKWAY_WORKER: 'maybe' }), /^TRACKWAY_WORKER must be true or false/);
     assert.match(refused({ TRACKWAY_WEBHOOK_RETRY_SCHEDULE: '5,,6' }), /^TRACKWAY_WEBHOOK_RETRY/);
     assert.match(refused({ HOST: 'exa mple' }), /^HOST must be a host name or an IP address/);
+    assert.equal(
+      refused({ TRACKWAY_PG_INGEST: 'citus' }),
+      'TRACKWAY_PG_INGEST must be auto, statement or per-account, got "citus"',
+    );
+    assert.equal(loadConfig({ TRACKWAY_PG_INGEST: 'per-account' }).pgIngest, 'per-account');
     assert.match(refused({ DATABASE_URL: 'sqlite:' }), /^DATABASE_URL must be sqlite:<path>/);
   });
 

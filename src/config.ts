@@ -97,6 +97,15 @@ function databaseTarget(raw: string): DatabaseTarget {
   throw new Error('unsupported scheme');
 }
 
+const INGEST_CHOICES = ['auto', 'statement', 'per-account'] as const;
+/** PostgreSQL's ingest path, or `auto` (storage/postgres/ingest-path.ts). */
+export type IngestChoice = (typeof INGEST_CHOICES)[number];
+
+function ingestChoice(raw: string): IngestChoice {
+  if (!(INGEST_CHOICES as readonly string[]).includes(raw)) throw new Error('not a choice');
+  return raw as IngestChoice;
+}
+
 function redisUrl(raw: string): string {
   const url = parseUrl(raw);
   if (url === null || !['redis:', 'rediss:'].includes(url.protocol) || url.hostname === '') {
@@ -195,6 +204,15 @@ export const ConfigSchema = Type.Object({
       accepts: 'an integer from 1 to 1000',
     },
     integerIn(1, 1_000),
+  ),
+  TRACKWAY_PG_INGEST: setting(
+    {
+      default: 'auto',
+      description:
+        'how PostgreSQL writes events: `statement` (one statement a batch), `per-account` (a transaction per account, for Citus), or `auto` (`per-account` on Citus)',
+      accepts: 'auto, statement or per-account',
+    },
+    ingestChoice,
   ),
   REDIS_URL: setting(
     {
@@ -307,6 +325,8 @@ export interface Config {
   host: string;
   database: DatabaseTarget;
   databasePoolSize: number;
+  /** PostgreSQL's ingest path (storage/postgres/ingest-path.ts). */
+  pgIngest: IngestChoice;
   redisUrl: string | undefined;
   logLevel: LogLevel;
   webhookRetrySchedule: number[];
@@ -329,6 +349,7 @@ function fromSettings(s: Settings): Config {
     host: s.HOST,
     database: s.DATABASE_URL,
     databasePoolSize: s.TRACKWAY_DATABASE_POOL_SIZE,
+    pgIngest: s.TRACKWAY_PG_INGEST,
     redisUrl: s.REDIS_URL,
     logLevel: s.LOG_LEVEL,
     webhookRetrySchedule: s.TRACKWAY_WEBHOOK_RETRY_SCHEDULE,

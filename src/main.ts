@@ -265,6 +265,7 @@ export async function startServer(
     const commits = new CommitSignal();
     const store = await openStore(config.database, {
       poolSize: config.databasePoolSize,
+      ingest: config.pgIngest,
       commits,
     });
     opened.push(() => store.close());

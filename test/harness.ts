@@ -27,6 +27,7 @@ import { type App, buildApp } from '../src/http/app.ts';
 import type { Metrics } from '../src/http/metrics.ts';
 import { MemoryRateLimiter } from '../src/rate-limit/memory.ts';
 import type { StreamSlots } from '../src/rate-limit/stream-slots.ts';
+import type { IngestPath } from '../src/storage/postgres/ingest-path.ts';
 import { PostgresStore } from '../src/storage/postgres/store.ts';
 import { SqliteStore } from '../src/storage/sqlite/store.ts';
 import { testLogger } from './log-capture.ts';
@@ -122,15 +123,20 @@ const sqliteKind: StoreKind = {
   },
 };
 
-/** Each open() gets its own fresh schema, migrated; close() drops it. */
-const postgresKind: StoreKind = {
-  name: 'postgres',
+/**
+ * Each open() gets its own fresh schema, migrated; close() drops it. `ingest` left to `auto`:
+ * the one-statement path on plain PostgreSQL, the per-account one where TEST_DATABASE_URL is
+ * a Citus coordinator.
+ */
+const postgresKind = (name: string, ingest?: IngestPath): StoreKind => ({
+  name,
   async open(commits) {
     const schema = freshSchemaName();
     const store = await PostgresStore.open({
       url: postgresUrl(schema),
       poolSize: 10,
       ...(commits && { commits }),
+      ...(ingest && { ingest }),
     });
     await store.migrate();
     const close = store.close.bind(store);
@@ -140,11 +146,20 @@ const postgresKind: StoreKind = {
     };
     return store;
   },
-};
+});
 
-/** The store matrix: every HTTP-level and contract suite runs once per entry. */
-export async function testStores(): Promise<StoreKind[]> {
-  const kinds = (await postgresAvailable()) ? [sqliteKind, postgresKind] : [sqliteKind];
+/**
+ * The store matrix: every HTTP-level and contract suite runs once per entry. The storage
+ * contract suites ask for `perAccountIngest` too: PostgreSQL again with the per-account ingest
+ * path forced (postgres/per-account-ingest.ts, Citus's), so every outcome, count and message
+ * is proven the same as the one-statement path's.
+ */
+export async function testStores(
+  options: { perAccountIngest?: boolean } = {},
+): Promise<StoreKind[]> {
+  const postgres = [postgresKind('postgres')];
+  if (options.perAccountIngest) postgres.push(postgresKind('postgres-per-account', 'per-account'));
+  const kinds = (await postgresAvailable()) ? [sqliteKind, ...postgres] : [sqliteKind];
   // `TRACKWAY_TEST_STORES=postgres` runs a suite on the named stores only (account-scope.test.ts
   // runs the store suites again on PostgreSQL to read the statements they cause).
   const only = process.env['TRACKWAY_TEST_STORES']?.split(',');

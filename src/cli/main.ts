@@ -245,7 +245,10 @@ async function withStore<T>(
   }) => Promise<T>,
 ): Promise<T> {
   const config = loadConfig(env);
-  const store = await openStore(config.database, { poolSize: config.databasePoolSize });
+  const store = await openStore(config.database, {
+    poolSize: config.databasePoolSize,
+    ingest: config.pgIngest,
+  });
   try {
     await store.migrate();
     return await run({ store, clock: systemClock });
@@ -525,7 +528,10 @@ async function runWorker(env: Env, json: boolean, io: Io): Promise<void> {
   const { createLogger } = await import('../logger.ts');
   const config = loadConfig(env);
   const logger = createLogger(config.logLevel);
-  const store = await openStore(config.database, { poolSize: config.databasePoolSize });
+  const store = await openStore(config.database, {
+    poolSize: config.databasePoolSize,
+    ingest: config.pgIngest,
+  });
   let worker: ReturnType<typeof startWorker>;
   try {
     await store.migrate();

@@ -71,7 +71,7 @@ if (await postgresAvailable()) {
     return (clientQuery as (...a: unknown[]) => unknown).apply(this, args);
   } as typeof clientQuery;
 
-  process.env['TRACKWAY_TEST_STORES'] = 'postgres';
+  process.env['TRACKWAY_TEST_STORES'] = 'postgres,postgres-per-account';
   await import('./store.contract.test.ts');
   await import('./lifecycle.contract.test.ts');
   await import('./match-keys.contract.test.ts');

@@ -73,7 +73,7 @@ const keyRow = (accountId: string, scope: 'full' | 'ingest', n: number) => ({
   revokedAt: null,
 });
 
-for (const kind of await testStores()) {
+for (const kind of await testStores({ perAccountIngest: true })) {
   describe(`storage contract, dashboard [${kind.name}]`, () => {
     let store: Store;
     before(async () => {

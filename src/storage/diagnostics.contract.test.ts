@@ -27,7 +27,7 @@ const quality = (keys: string[], enriched?: string[]): MatchQuality => ({
   ...(enriched && { enriched }),
 });
 
-for (const kind of await testStores()) {
+for (const kind of await testStores({ perAccountIngest: true })) {
   describe(`storage contract, diagnostics rollups [${kind.name}]`, () => {
     let store: Store;
     before(async () => {

@@ -12,6 +12,22 @@
  * items are retried one per transaction, so one row the database refuses fails alone and its
  * neighbours are still stored.
  */
+
+/**
+ * Thrown by a commit that stores its items in several transactions (PostgreSQL on Citus: one
+ * per account, postgres/per-account-ingest.ts) when some of them committed and others did not:
+ * the result of each item whose transaction committed, the failure of an item that was alone
+ * in its transaction, and nothing (undefined) for the others, which are retried one per
+ * transaction as a failed batch's items are. Throwing the batch's failure instead would retry
+ * the committed items too, and report events already stored as duplicates.
+ */
+export class PartlyCommitted<R> extends Error {
+  override name = 'PartlyCommitted';
+  constructor(readonly results: ReadonlyArray<PromiseSettledResult<R> | undefined>) {
+    super('some of the transactions of a batch failed');
+  }
+}
+
 export class GroupCommit<T, R> {
   private queue: Array<{ items: T[]; resolve(results: PromiseSettledResult<R>[]): void }> = [];
   private running = false;
@@ -87,24 +103,36 @@ export class GroupCommit<T, R> {
       const values = await this.commit(items);
       results = values.map((value) => ({ status: 'fulfilled', value }));
     } catch (error) {
-      results = items.length === 1 ? [{ status: 'rejected', reason: error }] : [];
-      if (items.length > 1) {
+      if (error instanceof PartlyCommitted && error.results.length === items.length) {
         this.failed += 1;
-        // Retried in their original order, so the first of two equal event ids still wins.
-        for (const item of items) {
-          try {
-            const [value] = await this.commit([item]);
-            results.push({ status: 'fulfilled', value: value! });
-          } catch (single) {
-            results.push({ status: 'rejected', reason: single });
-          }
+        results = [];
+        // In their original order, so the first of two equal event ids still wins.
+        for (const [i, item] of items.entries()) {
+          results.push((error as PartlyCommitted<R>).results[i] ?? (await this.alone(item)));
         }
+      } else if (items.length === 1) {
+        results = [{ status: 'rejected', reason: error }];
+      } else {
+        this.failed += 1;
+        results = [];
+        // Retried in their original order, so the first of two equal event ids still wins.
+        for (const item of items) results.push(await this.alone(item));
       }
     }
     let offset = 0;
     for (const unit of units) {
       unit.resolve(results.slice(offset, offset + unit.items.length));
       offset += unit.items.length;
+    }
+  }
+
+  /** One item in a transaction of its own: its result, or its own error. */
+  private async alone(item: T): Promise<PromiseSettledResult<R>> {
+    try {
+      const [value] = await this.commit([item]);
+      return { status: 'fulfilled', value: value! };
+    } catch (error) {
+      return { status: 'rejected', reason: error };
     }
   }
 }

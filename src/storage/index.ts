@@ -1,4 +1,4 @@
-import type { DatabaseTarget } from '../config.ts';
+import type { DatabaseTarget, IngestChoice } from '../config.ts';
 import type { CommitNotifier } from '../domain/ports/commit-notifier.ts';
 import type { Store } from '../domain/ports/store.ts';
 import { PostgresStore } from './postgres/store.ts';
@@ -7,6 +7,8 @@ import { SqliteStore } from './sqlite/store.ts';
 export interface StoreOptions {
   /** PostgreSQL connections per process (ignored by SQLite). */
   poolSize?: number;
+  /** PostgreSQL's ingest path (postgres/ingest-path.ts; ignored by SQLite). */
+  ingest?: IngestChoice;
   /**
    * Told of every commit that wrote webhook messages, queued forwarding work or stored events:
    * by the store's runner, after the COMMIT (sql/committed.ts).
@@ -24,6 +26,7 @@ export async function openStore(
   return PostgresStore.open({
     url: database.url,
     ...(options.poolSize !== undefined && { poolSize: options.poolSize }),
+    ...(options.ingest !== undefined && { ingest: options.ingest }),
     ...commits,
   });
 }

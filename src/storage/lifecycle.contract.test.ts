@@ -18,7 +18,7 @@ const T0 = new Date('2026-03-01T12:00:00.000Z');
 const HOUR = 3_600_000;
 const at = (ms: number) => new Date(T0.getTime() + ms);
 
-for (const kind of await testStores()) {
+for (const kind of await testStores({ perAccountIngest: true })) {
   describe(`lifecycle store contract [${kind.name}]`, () => {
     let store: Store;
     before(async () => {

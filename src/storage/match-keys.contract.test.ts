@@ -20,7 +20,7 @@ const HOUR = 3_600_000;
 const FAR_FUTURE = new Date('2100-01-01T00:00:00.000Z');
 const UA = 'Mozilla/5.0 (X11; Linux x86_64) Gecko/20100101 Firefox/133.0';
 
-for (const kind of await testStores()) {
+for (const kind of await testStores({ perAccountIngest: true })) {
   describe(`match keys store contract [${kind.name}]`, () => {
     let store: Store;
     before(async () => {

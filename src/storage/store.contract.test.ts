@@ -122,7 +122,7 @@ const succeeded = () => ({
   outcome: { kind: 'succeeded' as const },
 });
 
-for (const kind of await testStores()) {
+for (const kind of await testStores({ perAccountIngest: true })) {
   describe(`storage contract [${kind.name}]`, () => {
     let store: Store;
     before(async () => {
@@ -1079,7 +1079,7 @@ for (const kind of await testStores()) {
 }
 
 /** nextDueAt looks at the whole queue, so it gets a store of its own per adapter. */
-for (const kind of await testStores()) {
+for (const kind of await testStores({ perAccountIngest: true })) {
   describe(`storage contract: next due time [${kind.name}]`, () => {
     let store: Store;
     before(async () => {
@@ -1113,7 +1113,7 @@ for (const kind of await testStores()) {
 }
 
 /** The outbox backlog counts the whole queue too: a store of its own per adapter. */
-for (const kind of await testStores()) {
+for (const kind of await testStores({ perAccountIngest: true })) {
   describe(`storage contract: outbox backlog [${kind.name}]`, () => {
     let store: Store;
     before(async () => {

@@ -18,7 +18,7 @@ const waitUntil = async (check: () => Promise<boolean>, ms = 10_000) => {
 
 // Covers what an operator sees and does around forwarding: `forwarding` on the event records
 // (list, export), GET of one event with its attempt ledger, replay and the test send.
-for (const kind of await testStores()) {
+for (const kind of await testStores({ perAccountIngest: true })) {
   describe(`forwarding routes [${kind.name}]`, () => {
     let h: Harness;
     let acme: TestAccount;

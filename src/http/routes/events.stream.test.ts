@@ -53,7 +53,7 @@ function sseReader(body: ReadableStream<Uint8Array>) {
   };
 }
 
-for (const kind of await testStores()) {
+for (const kind of await testStores({ perAccountIngest: true })) {
   describe(`GET /v1/pixels/:pixel_id/events/stream [${kind.name}]`, () => {
     let h: Harness;
     let base: string;
@@ -156,10 +156,15 @@ for (const kind of await testStores()) {
       await assert.rejects(stream.next(), /stream ended|terminated/);
     });
 
-    if (kind.name === 'postgres') {
+    if (kind.name.startsWith('postgres')) {
       it('hears events stored by another instance (LISTEN/NOTIFY)', async () => {
-        const schema = (h.adapter as PostgresStore).schema!;
-        const store2 = await PostgresStore.open({ url: postgresUrl(schema), poolSize: 2 });
+        const { schema, events } = h.adapter as PostgresStore;
+        // The other instance stores on the same ingest path (each sends its own notices).
+        const store2 = await PostgresStore.open({
+          url: postgresUrl(schema!),
+          poolSize: 2,
+          ingest: events.ingest,
+        });
         const app2 = await buildApp({
           store: store2,
           clock: h.clock,

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type Harness, startHarness, type TestAccount, testStores } from '../../../test/harness.ts';
 
-for (const kind of await testStores()) {
+for (const kind of await testStores({ perAccountIngest: true })) {
   describe(`POST /v1/track/batch [${kind.name}]`, () => {
     let h: Harness;
     let acme: TestAccount;

@@ -6,7 +6,7 @@ import { revokeKey, setPlan } from '../../domain/accounts/accounts.ts';
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
-for (const kind of await testStores()) {
+for (const kind of await testStores({ perAccountIngest: true })) {
   describe(`POST /v1/track [${kind.name}]`, () => {
     let h: Harness;
     let acme: TestAccount;

@@ -8,13 +8,16 @@ import type {
   NewEvent,
 } from '../../domain/ports/event-store.ts';
 import { hourOf, planTotal, totalSql } from '../event-totals.ts';
-import { GroupCommit } from '../group-commit.ts';
+import { GroupCommit, PartlyCommitted } from '../group-commit.ts';
 import { matchColumns } from '../match-columns.ts';
 import { getEvent } from '../queries/events.ts';
 import * as rows from '../rows.ts';
 import { type EventRow, postgresCodec } from '../rows.ts';
 import { eventsCommitted, type QueuedWork } from '../sql/committed.ts';
 import { oneStatement } from './database.ts';
+import { firstsOfBatch, fromMs, MAX_NOTIFY_PAYLOAD, SEQ_ROOM } from './ingest-batch.ts';
+import type { IngestPath } from './ingest-path.ts';
+import { insertPerAccount } from './per-account-ingest.ts';
 import type { PostgresRunner } from './runner.ts';
 
 export const toEvent = (r: EventRow) => rows.toEvent(postgresCodec, r);
@@ -25,8 +28,6 @@ type Pending = NewEvent;
 
 /** Most events one transaction carries: bounds statement size and the wait of the last caller. */
 export const MAX_BATCH = 256;
-
-const key = (e: TrackedEvent) => `${e.pixelId}\u0000${e.eventId}`;
 
 /** Strings (or nulls) as one JSON array, read back by `json_array_elements_text`. */
 const texts = (values: (string | null)[]): string => JSON.stringify(values);
@@ -45,20 +46,8 @@ const documents = (values: (string | null)[]): string => {
   return `${text}]`;
 };
 
-/**
- * A time sent as its epoch milliseconds (a JSON number: cheaper to write than an ISO string,
- * and exact), back to a timestamptz; SQL NULL stays NULL.
- */
-const fromMs = (column: string) =>
-  `(timestamptz 'epoch' + ${column}::bigint * interval '1 millisecond')`;
-
 const sqlNull = (column: string) =>
   `CASE WHEN json_typeof(${column}) = 'null' THEN NULL ELSE ${column} END`;
-
-/** Longest NOTIFY payload sent (PostgreSQL refuses 8,000 bytes and more). */
-const MAX_NOTIFY_PAYLOAD = 7_000;
-/** Room one seq takes in a payload: a bigint's 19 digits at most, and its comma. */
-const SEQ_ROOM = 20;
 
 /**
  * The statement storing one batch: events, raw match keys, forwarding jobs, counts, the outbox
@@ -349,14 +338,7 @@ async function insertMany(
   batch: Pending[],
   channel: string,
 ): Promise<{ outcomes: Outcome[]; queued: QueuedWork }> {
-  const seen = new Set<string>();
-  const firsts = batch.filter((p) => {
-    const k = key(p.event);
-    if (seen.has(k)) return false;
-    seen.add(k);
-    return true;
-  });
-  const firstSet = new Set(firsts);
+  const { firsts, repeats, arrival } = firstsOfBatch(batch);
   const e = firsts.map((p) => p.event);
   const m = e.map(matchColumns);
   // Only the first of equal keys can have been inserted: the others' messages never go. An
@@ -409,20 +391,17 @@ async function insertMany(
       // $34, $35: the diagnostics' bits of each event, and the events repeated in the batch.
       JSON.stringify(m.map((x) => x.diagFlags)),
       JSON.stringify(
-        (batch.length === firsts.length ? [] : batch.filter((p) => !firstSet.has(p))).map(
-          ({ event: x }) => [
-            x.pixelId,
-            x.accountId,
-            hourOf(x.timestamp.getTime()),
-            x.eventName,
-            x.source ?? 'server',
-          ],
-        ),
+        repeats.map(({ event: x }) => [
+          x.pixelId,
+          x.accountId,
+          hourOf(x.timestamp.getTime()),
+          x.eventName,
+          x.source ?? 'server',
+        ]),
       ),
     ],
   });
   const stored = new Set(rows.map((r) => r.arrival));
-  const arrival = new Map(firsts.map((p, i) => [p, i + 1]));
   return {
     outcomes: batch.map(
       (p): Outcome => (stored.has(arrival.get(p) ?? 0) ? 'inserted' : 'duplicate'),
@@ -435,8 +414,9 @@ async function insertMany(
 /**
  * Group commit (../group-commit.ts). A PostgreSQL commit waits for the WAL flush; paying it once
  * per event caps ingest at a few thousand events per second per connection. Concurrent calls go
- * together in one transaction (at most MAX_BATCH events, a batch request never split), and each
- * settles after its transaction commits: a 200 still means "durable".
+ * together in one transaction (at most MAX_BATCH events, a batch request never split; on the
+ * per-account path, one transaction per account of them), and each settles after its
+ * transaction commits: a 200 still means "durable".
  */
 export class PostgresEventStore implements EventStore {
   private readonly batches: GroupCommit<NewEvent, Outcome>;
@@ -445,15 +425,33 @@ export class PostgresEventStore implements EventStore {
     private readonly pool: pg.Pool,
     channel: string,
     private readonly runner: PostgresRunner,
+    /** Chosen at open (ingest-path.ts); both store and report exactly the same. */
+    readonly ingest: IngestPath = 'statement',
   ) {
     this.batches = new GroupCommit(
-      (batch) =>
-        runner.own(async (note) => {
-          const { outcomes, queued } = await insertMany(this.pool, batch, channel);
-          // Announced by the runner after the commit (committed.ts eventsCommitted).
-          note(eventsCommitted(outcomes, queued));
-          return outcomes;
-        }),
+      ingest === 'statement'
+        ? (batch) =>
+            runner.own(async (note) => {
+              const { outcomes, queued } = await insertMany(this.pool, batch, channel);
+              // Announced by the runner after the commit (committed.ts eventsCommitted).
+              note(eventsCommitted(outcomes, queued));
+              return outcomes;
+            })
+        : async (batch) => {
+            const results = await runner.own(async (note) => {
+              const { results, queued } = await insertPerAccount(this.pool, batch, channel);
+              // What the committed accounts stored, announced even when others failed.
+              const committed: Outcome[] = [];
+              for (const r of results) if (r?.status === 'fulfilled') committed.push(r.value);
+              note(eventsCommitted(committed, queued));
+              return results;
+            });
+            if (results.every((r) => r?.status === 'fulfilled')) {
+              return results.map((r) => (r as PromiseFulfilledResult<Outcome>).value);
+            }
+            // Some accounts' transactions failed: only their events are retried.
+            throw new PartlyCommitted(results);
+          },
       MAX_BATCH,
     );
   }

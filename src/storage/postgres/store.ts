@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import type { IngestChoice } from '../../config.ts';
 import type { CommitNotifier } from '../../domain/ports/commit-notifier.ts';
 import type { Store, StorePorts } from '../../domain/ports/store.ts';
 import { storePorts } from '../sql/ports/index.ts';
@@ -13,6 +14,7 @@ import { requireDurableNodes } from './durable-nodes.ts';
 import { PostgresEventStore } from './events.ts';
 import { PostgresEventBus } from './feed.ts';
 import { PostgresForwardingQueue } from './forwarding.ts';
+import { chooseIngestPath, type IngestPath } from './ingest-path.ts';
 import { PostgresEventDeletes } from './lifecycle.ts';
 import { writeOutbox } from './outbox.ts';
 import { PostgresRunner } from './runner.ts';
@@ -35,12 +37,13 @@ export class PostgresStore implements Store {
     readonly pool: pg.Pool,
     readonly schema: string | null,
     commits: CommitNotifier | undefined,
+    ingest: IngestPath,
   ) {
     // The one runner: what each write commits is announced to `commits` after its COMMIT.
     const runner = new PostgresRunner(pool, writeOutbox, commits);
     // One channel per schema: deployments sharing a database do not hear each other.
     const channel = `trackway_events${schema === null ? '' : `_${schema}`}`;
-    this.events = new PostgresEventStore(pool, channel, runner);
+    this.events = new PostgresEventStore(pool, channel, runner, ingest);
     this.queue = new PostgresDeliveryQueue(pool);
     Object.assign(
       this,
@@ -60,7 +63,11 @@ export class PostgresStore implements Store {
    * is reported at boot, in words an operator can act on (never with the password).
    */
   static async open(
-    options: PostgresOptions & { commits?: CommitNotifier },
+    options: PostgresOptions & {
+      commits?: CommitNotifier;
+      /** How events are written (ingest-path.ts); `auto` by default. */
+      ingest?: IngestChoice;
+    },
   ): Promise<PostgresStore> {
     const { pool, schema } = createPool(options);
     try {
@@ -71,13 +78,15 @@ export class PostgresStore implements Store {
         `Cannot connect to PostgreSQL at ${describeTarget(options.url)}: ${(error as Error).message}. Check DATABASE_URL and that the server is running.`,
       );
     }
+    let ingest: IngestPath;
     try {
       await requireDurableNodes(pool);
+      ingest = await chooseIngestPath(pool, options.ingest ?? 'auto');
     } catch (error) {
       await pool.end().catch(() => {});
       throw error;
     }
-    return new PostgresStore(pool, schema, options.commits);
+    return new PostgresStore(pool, schema, options.commits, ingest);
   }
 
   async migrate(): Promise<void> {
