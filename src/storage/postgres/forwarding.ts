@@ -21,8 +21,34 @@ import { drive, PostgresRunner } from './runner.ts';
 export class PostgresForwardingQueue implements ForwardingQueue {
   private readonly runner: PostgresRunner;
 
-  constructor(private readonly pool: pg.Pool) {
+  /** Set on Citus only: plain PostgreSQL reads the shared query (queries/forwarding.ts). */
+  readonly nextDueAt?: () => Promise<Date | null>;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    distributed = false,
+  ) {
     this.runner = new PostgresRunner(pool);
+    if (distributed) this.nextDueAt = () => this.earliestDueAcrossShards();
+  }
+
+  /**
+   * The earliest due job of an active destination, on Citus. The shared query reads it with
+   * one index seek per destination (a correlated subquery from `destinations`), which Citus
+   * refuses beside a reference table; here the jobs lead and the destinations are a semi-join,
+   * which Citus pushes down to every shard, each answering its own minimum. It reads every
+   * shard, as the webhook worker's earliest-due read does; the worker runs it only on a
+   * wake-up, and a commit wakes it only when it queued jobs (sql/committed.ts).
+   */
+  private async earliestDueAcrossShards(): Promise<Date | null> {
+    const { rows } = await this.pool.query<{ due: Date | null }>({
+      name: 'trackway_forwarding_due_distributed',
+      text: `SELECT min(j.next_attempt_at) AS due FROM forward_jobs j
+              WHERE j.status = 'pending'
+                AND (j.account_id, j.destination_id) IN (SELECT d.account_id, d.id
+                  FROM destinations d WHERE d.enabled AND d.state <> 'suspended')`,
+    });
+    return rows[0]?.due ?? null;
   }
 
   async claim(options: ForwardClaim): Promise<ClaimedBatch[]> {

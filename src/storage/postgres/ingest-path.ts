@@ -12,11 +12,16 @@ import type { IngestChoice } from '../../config.ts';
 /** `statement`: INSERT_BATCH; `per-account`: per-account-ingest.ts. */
 export type IngestPath = Exclude<IngestChoice, 'auto'>;
 
-/** `auto` is the per-account path where the database has the `citus` extension. */
-export async function chooseIngestPath(pool: pg.Pool, choice: IngestChoice): Promise<IngestPath> {
-  if (choice !== 'auto') return choice;
+/** Whether the database is a Citus coordinator (the `citus` extension is there). */
+export async function isDistributed(pool: pg.Pool): Promise<boolean> {
   const { rows } = await pool.query<{ citus: boolean }>(
     "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') AS citus",
   );
-  return rows[0]?.citus ? 'per-account' : 'statement';
+  return rows[0]?.citus === true;
+}
+
+/** `auto` is the per-account path where the database is distributed (Citus). */
+export function chooseIngestPath(distributed: boolean, choice: IngestChoice): IngestPath {
+  if (choice !== 'auto') return choice;
+  return distributed ? 'per-account' : 'statement';
 }

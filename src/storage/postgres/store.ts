@@ -14,7 +14,7 @@ import { requireDurableNodes } from './durable-nodes.ts';
 import { PostgresEventStore } from './events.ts';
 import { PostgresEventBus } from './feed.ts';
 import { PostgresForwardingQueue } from './forwarding.ts';
-import { chooseIngestPath, type IngestPath } from './ingest-path.ts';
+import { chooseIngestPath, type IngestPath, isDistributed } from './ingest-path.ts';
 import { PostgresEventDeletes } from './lifecycle.ts';
 import { writeOutbox } from './outbox.ts';
 import { PostgresRunner } from './runner.ts';
@@ -38,6 +38,7 @@ export class PostgresStore implements Store {
     readonly schema: string | null,
     commits: CommitNotifier | undefined,
     ingest: IngestPath,
+    distributed: boolean,
   ) {
     // The one runner: what each write commits is announced to `commits` after its COMMIT.
     const runner = new PostgresRunner(pool, writeOutbox, commits);
@@ -53,7 +54,7 @@ export class PostgresStore implements Store {
         feed: new PostgresEventBus(pool, channel),
         deliveries: this.queue,
         deletes: new PostgresEventDeletes(pool),
-        forwarding: new PostgresForwardingQueue(pool),
+        forwarding: new PostgresForwardingQueue(pool, distributed),
       }),
     );
   }
@@ -79,14 +80,16 @@ export class PostgresStore implements Store {
       );
     }
     let ingest: IngestPath;
+    let distributed: boolean;
     try {
       await requireDurableNodes(pool);
-      ingest = await chooseIngestPath(pool, options.ingest ?? 'auto');
+      distributed = await isDistributed(pool);
+      ingest = chooseIngestPath(distributed, options.ingest ?? 'auto');
     } catch (error) {
       await pool.end().catch(() => {});
       throw error;
     }
-    return new PostgresStore(pool, schema, options.commits, ingest);
+    return new PostgresStore(pool, schema, options.commits, ingest, distributed);
   }
 
   async migrate(): Promise<void> {

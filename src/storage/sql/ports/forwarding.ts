@@ -9,7 +9,9 @@ import type { Runner } from '../query.ts';
  * the worker's claims and settlements (hot paths: one set-based statement per batch on
  * PostgreSQL, prepared statements per job on SQLite).
  */
-export type ForwardingQueue = Pick<ForwardingStore, 'claim' | 'settle'>;
+export type ForwardingQueue = Pick<ForwardingStore, 'claim' | 'settle'> &
+  /** Its own earliest-due read, where the shared one does not fit the database (Citus). */
+  Partial<Pick<ForwardingStore, 'nextDueAt'>>;
 
 /** Forwarding jobs: the reads and the replay shared, the queue's hot paths per database. */
 export function forwardingStore(
@@ -25,7 +27,9 @@ export function forwardingStore(
         // destination back to work.
         note({ outbox: options.emit.length > 0, forwarding: true });
       }),
-    nextDueAt: () => read(() => forwarding.nextDueAt(db)),
+    nextDueAt: queue.nextDueAt
+      ? () => own(() => queue.nextDueAt!())
+      : () => read(() => forwarding.nextDueAt(db)),
     eventForwarding: (accountId, pixelId, eventIds, withLog) =>
       read(() => forwarding.eventForwarding(db, accountId, pixelId, eventIds, withLog)),
     async replay(options) {
