@@ -26,6 +26,7 @@
 import type pg from 'pg';
 import { newMessageId } from '../../domain/ids.ts';
 import type { InsertOutcome, NewEvent } from '../../domain/ports/event-store.ts';
+import { DIAG_FLAGS } from '../../domain/stats/diagnostics.ts';
 import { hourOf } from '../event-totals.ts';
 import { type MatchColumns, matchColumns } from '../match-columns.ts';
 import type { QueuedWork } from '../sql/committed.ts';
@@ -235,8 +236,6 @@ function rollup<V>(
   }
   return [...groups.values()].sort((a, b) => byKey(a[0], b[0]));
 }
-
-const DIAG_BITS = 15;
 
 /** One account's batch: every statement names the account (`$1`). */
 async function storeAccount(
@@ -532,7 +531,7 @@ async function writeRollups(
   // of DIAG_FLAGS), and the duplicates refused, those of the table and those repeated within
   // the batch.
   const diagRow = (stored: boolean, flags: number) => {
-    const bits = Array.from({ length: DIAG_BITS }, (_, k) => (stored ? (flags >> k) & 1 : 0));
+    const bits = Array.from({ length: DIAG_FLAGS.length }, (_, k) => (stored ? (flags >> k) & 1 : 0));
     return [stored ? 1 : 0, stored ? 0 : 1, ...bits];
   };
   const diag = rollup<number[]>(
@@ -548,23 +547,8 @@ async function writeRollups(
     ],
     (into, v) => (into === undefined ? v : into.map((n, i) => n + v[i]!)),
   );
-  const counters = [
-    'k_email',
-    'k_phone',
-    'k_external_id',
-    'k_fbc',
-    'k_fbp',
-    'k_ip',
-    'k_ua',
-    'k_click',
-    'consent_denied',
-    'enriched',
-    'e_fbc',
-    'e_fbp',
-    'e_ip',
-    'e_ua',
-    'e_click',
-  ];
+  // diag_hourly's counter columns, in the order diagRow sums them (migration 025).
+  const counters = DIAG_FLAGS;
   await insertRows(
     client,
     accountId,
