@@ -7,6 +7,7 @@ import {
 } from '../../domain/events/schemas.ts';
 import { trackEvents } from '../../domain/events/track-batch.ts';
 import { compileValidator } from '../../domain/validation.ts';
+import { admitBatch, BatchAdmission } from '../batch-admission.ts';
 import type { App, AppDeps } from '../deps.ts';
 import { errorBody, MAX_BATCH_BODY_BYTES } from '../errors.ts';
 import { bodyValidatedBy, contextOf, ErrorSchema, errorResponses } from '../route-kit.ts';
@@ -26,10 +27,14 @@ const validateEnvelope = compileValidator(
 );
 
 export function registerTrackBatch(app: App, deps: AppDeps): void {
+  // Per process: at most 2 of an account's batches decoded at once, 8 of all accounts'.
+  const admission = new BatchAdmission(deps.batchAdmission);
   app.post(
     '/v1/track/batch',
     {
       bodyLimit: MAX_BATCH_BODY_BYTES,
+      // After the /v1 hook (authentication, rate limits), before the body is read.
+      onRequest: admitBatch(admission),
       config: { envelopeDepth: 2 },
       schema: {
         operationId: 'trackEventBatch',
