@@ -23,7 +23,7 @@ import type { Clock, Timers } from '../src/domain/ports/clock.ts';
 import type { CommitNotifier } from '../src/domain/ports/commit-notifier.ts';
 import type { RateLimiter } from '../src/domain/ports/rate-limiter.ts';
 import type { Store } from '../src/domain/ports/store.ts';
-import { type App, buildApp } from '../src/http/app.ts';
+import { type App, type AppDeps, buildApp } from '../src/http/app.ts';
 import type { Metrics } from '../src/http/metrics.ts';
 import { MemoryRateLimiter } from '../src/rate-limit/memory.ts';
 import type { StreamSlots } from '../src/rate-limit/stream-slots.ts';
@@ -244,6 +244,8 @@ export interface HarnessOptions {
   logger?: Logger;
   /** Live-tail slots (e.g. Redis-backed, shared by two apps); per app when left out. */
   streamSlots?: StreamSlots;
+  /** Batch requests in flight and waiting (http/batch-admission.ts); its defaults when left out. */
+  batchAdmission?: AppDeps['batchAdmission'];
 }
 
 export async function startHarness(
@@ -278,6 +280,7 @@ export async function startHarness(
     ...(options.metrics && { metrics: options.metrics }),
     ...(platforms && { platforms }),
     ...(options.streamSlots && { streamSlots: options.streamSlots }),
+    ...(options.batchAdmission && { batchAdmission: options.batchAdmission }),
     ...(options.liveTailHeartbeatMs !== undefined && {
       liveTailHeartbeatMs: options.liveTailHeartbeatMs,
     }),

@@ -13,6 +13,7 @@ import type { PlatformGateway } from '../domain/ports/platform-gateway.ts';
 import type { RateLimiter } from '../domain/ports/rate-limiter.ts';
 import type { Store } from '../domain/ports/store.ts';
 import type { StreamSlots } from '../rate-limit/stream-slots.ts';
+import type { BatchAdmissionLimits } from './batch-admission.ts';
 import type { Metrics } from './metrics.ts';
 
 export interface AppDeps {
@@ -38,6 +39,8 @@ export interface AppDeps {
   platforms?: PlatformGateway;
   /** Between live-tail heartbeats; 15 s when left out (tests shorten it). */
   liveTailHeartbeatMs?: number;
+  /** Batch requests in flight and waiting (batch-admission.ts); its defaults when left out. */
+  batchAdmission?: Partial<BatchAdmissionLimits>;
   /** Live-tail streams open per account, across instances with Redis; per process otherwise. */
   streamSlots?: StreamSlots;
   /**

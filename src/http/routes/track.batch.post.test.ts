@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import type { IncomingMessage } from 'node:http';
+import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { type Harness, startHarness, type TestAccount, testStores } from '../../../test/harness.ts';
 
@@ -263,6 +266,70 @@ for (const kind of await testStores({ perAccountIngest: true })) {
         payload: JSON.stringify(big),
       });
       assert.equal(anonymous.statusCode, 401);
+    });
+  });
+}
+
+for (const kind of await testStores()) {
+  describe(`POST /v1/track/batch, batches in flight [${kind.name}]`, () => {
+    it("refuses an account's batch past its bound with a 503, never another account's", async () => {
+      const h = await startHarness(kind, {
+        batchAdmission: { perAccount: 1, waitingPerAccount: 0 },
+      });
+      try {
+        const acme = await h.account('pro');
+        const other = await h.account('pro');
+        const acmePixel = await h.pixel(acme);
+        const otherPixel = await h.pixel(other);
+        const url = new URL(await h.app.listen({ port: 0, host: '127.0.0.1' }));
+        // Acme's one slot: a batch whose body is still arriving.
+        const arrived = once(h.app.server, 'request') as Promise<[IncomingMessage]>;
+        const socket = connect(Number(url.port), '127.0.0.1');
+        await once(socket, 'connect');
+        socket.write(
+          `POST /v1/track/batch HTTP/1.1\r\nHost: x\r\n${Object.entries(acme.headers)
+            .map(([k, v]) => `${k}: ${v}`)
+            .join(
+              '\r\n',
+            )}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"events":[`,
+        );
+        const [held] = await arrived;
+        while (held.listenerCount('data') === 0) {
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        const send = (owner: TestAccount, px: string, eventId: string) =>
+          h.request(owner, {
+            method: 'POST',
+            url: '/v1/track/batch',
+            payload: { events: [{ pixel_id: px, event_name: 'Lead', event_id: eventId }] },
+          });
+        const refused = await send(acme, acmePixel, 'refused');
+        assert.equal(refused.statusCode, 503);
+        assert.equal(refused.headers['retry-after'], '1');
+        assert.deepEqual(refused.json(), {
+          error: 'Service unavailable',
+          message: 'Too many batches in progress; nothing was stored',
+        });
+        assert.equal((await send(other, otherPixel, 'other')).statusCode, 200);
+        // The client that held the slot hangs up: its slot is freed with its response.
+        socket.destroy();
+        let after = await send(acme, acmePixel, 'after');
+        for (let i = 0; after.statusCode === 503 && i < 100; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 10));
+          after = await send(acme, acmePixel, 'after');
+        }
+        assert.equal(after.statusCode, 200);
+        const listed = await h.request(acme, {
+          method: 'GET',
+          url: `/v1/pixels/${acmePixel}/events`,
+        });
+        assert.deepEqual(
+          (listed.json().events as Array<{ event_id: string }>).map((e) => e.event_id),
+          ['after'],
+        );
+      } finally {
+        await h.close();
+      }
     });
   });
 }

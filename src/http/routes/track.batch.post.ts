@@ -7,6 +7,7 @@ import {
 } from '../../domain/events/schemas.ts';
 import { trackEvents } from '../../domain/events/track-batch.ts';
 import { compileValidator } from '../../domain/validation.ts';
+import { admitBatch, BatchAdmission } from '../batch-admission.ts';
 import type { App, AppDeps } from '../deps.ts';
 import { errorBody, MAX_BATCH_BODY_BYTES } from '../errors.ts';
 import { bodyValidatedBy, contextOf, ErrorSchema, errorResponses } from '../route-kit.ts';
@@ -26,16 +27,20 @@ const validateEnvelope = compileValidator(
 );
 
 export function registerTrackBatch(app: App, deps: AppDeps): void {
+  // Per process: at most 2 of an account's batches decoded at once, 8 of all accounts'.
+  const admission = new BatchAdmission(deps.batchAdmission);
   app.post(
     '/v1/track/batch',
     {
       bodyLimit: MAX_BATCH_BODY_BYTES,
+      // After the /v1 hook (authentication, rate limits), before the body is read.
+      onRequest: admitBatch(admission),
       config: { envelopeDepth: 2 },
       schema: {
         operationId: 'trackEventBatch',
         summary: 'Track up to 1,000 events in one request',
         description:
-          'Each event is handled exactly as `POST /v1/track` would handle it alone, and answered in its slot of `results` (same order, with its `index`): tracked, deduplicated, or the error object it would have got. The events that pass are committed together in one transaction before the response is sent. The response is 200 whenever the envelope is valid; check each slot. Body at most 524,288 bytes (after gzip decoding).',
+          'Each event is handled exactly as `POST /v1/track` would handle it alone, and answered in its slot of `results` (same order, with its `index`): tracked, deduplicated, or the error object it would have got. The events that pass are committed together in one transaction before the response is sent. The response is 200 whenever the envelope is valid; check each slot. Body at most 524,288 bytes (after gzip decoding). Each server process handles at most 2 batches of one account at once and queues the next ones; past that queue (64 batches, or 20 s) a batch is answered 503 with `Retry-After: 1` and nothing stored: send it again.',
         tags: ['Events'],
         body: TrackBatchSchema,
         response: {

@@ -283,10 +283,13 @@ const INSERT_BATCH: Omit<pg.QueryConfig, 'values'> = {
        -- The outbox (outbox.ts, the same rows writeOutbox writes): one message per webhook
        -- event of a newly stored event whose account has an enabled endpoint subscribed to its
        -- type, and one delivery per such endpoint. Duplicates emit nothing.
-       SELECT m.id, m.account_id, m.event_type, m.data, ${fromMs('m.created_at')} AS created_at
+       -- data ($26) goes as JSON documents, each read back as its own text (webhook_messages.data
+       -- is text, JSON.stringify(data) exactly as writeOutbox stores it).
+       SELECT m.id, m.account_id, m.event_type, m.data::text AS data,
+              ${fromMs('m.created_at')} AS created_at
          FROM ROWS FROM (json_array_elements_text($22::json), json_array_elements_text($23::json),
            json_array_elements_text($24::json), json_array_elements_text($25::json),
-           json_array_elements_text($26::json), json_array_elements_text($27::json))
+           json_array_elements($26::json), json_array_elements_text($27::json))
            AS m (arrival, id, account_id, event_type, data, created_at)
          JOIN arrived a ON a.arrival = m.arrival::bigint
          JOIN inserted i ON i.seq = a.seq
@@ -378,7 +381,9 @@ async function insertMany(
       texts(emitted.map(() => newMessageId())),
       texts(emitted.map((x) => x.event.accountId)),
       texts(emitted.map((x) => x.event.type)),
-      texts(emitted.map((x) => JSON.stringify(x.event.data))),
+      // Documents, not texts: each message's JSON is not escaped again inside the array
+      // (20 bytes less an event.tracked, 10 %).
+      documents(emitted.map((x) => JSON.stringify(x.event.data))),
       JSON.stringify(emitted.map((x) => ms(x.event.occurredAt))),
       // $28 and $29, after the outbox's: what each event dropped (contract §19) and its
       // consent (contract §16); $30–$33: the source, anonymous_id and visitor identity (contract §17).

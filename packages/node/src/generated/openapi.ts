@@ -69,7 +69,7 @@ export interface paths {
         put?: never;
         /**
          * Track up to 1,000 events in one request
-         * @description Each event is handled exactly as `POST /v1/track` would handle it alone, and answered in its slot of `results` (same order, with its `index`): tracked, deduplicated, or the error object it would have got. The events that pass are committed together in one transaction before the response is sent. The response is 200 whenever the envelope is valid; check each slot. Body at most 524,288 bytes (after gzip decoding).
+         * @description Each event is handled exactly as `POST /v1/track` would handle it alone, and answered in its slot of `results` (same order, with its `index`): tracked, deduplicated, or the error object it would have got. The events that pass are committed together in one transaction before the response is sent. The response is 200 whenever the envelope is valid; check each slot. Body at most 524,288 bytes (after gzip decoding). Each server process handles at most 2 batches of one account at once and queues the next ones; past that queue (64 batches, or 20 s) a batch is answered 503 with `Retry-After: 1` and nothing stored: send it again.
          */
         post: operations["trackEventBatch"];
         delete?: never;
