@@ -531,7 +531,9 @@ async function writeRollups(
   // of DIAG_FLAGS), and the duplicates refused, those of the table and those repeated within
   // the batch.
   const diagRow = (stored: boolean, flags: number) => {
-    const bits = Array.from({ length: DIAG_FLAGS.length }, (_, k) => (stored ? (flags >> k) & 1 : 0));
+    const bits = Array.from({ length: DIAG_FLAGS.length }, (_, k) =>
+      stored ? (flags >> k) & 1 : 0,
+    );
     return [stored ? 1 : 0, stored ? 0 : 1, ...bits];
   };
   const diag = rollup<number[]>(
