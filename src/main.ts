@@ -89,6 +89,14 @@ function banner(first: FirstRun | null, address: string): string {
   ].join('\n');
 }
 
+/**
+ * On a sharded database (Citus), the least time between two looks for due work that commits
+ * start: each look reads every shard, and at ingest rates a commit that queued work comes every
+ * few milliseconds. 100 ms keeps forwarding and webhooks within a tenth of a second of the
+ * commit while bounding those reads to ten a second a worker, whatever the ingest rate.
+ */
+export const SHARDED_WAKE_GAP_MS = 100;
+
 export interface RunningWorker {
   wake(): void;
   stop(): Promise<void>;
@@ -106,8 +114,11 @@ export function startWorker(
     allowPrivate: config.webhookAllowPrivate,
     allowHttp: config.webhookAllowHttp,
   });
+  // On Citus each look reads every shard: commits wake a worker at most every so often.
+  const wakeGapMs = store.sharded ? SHARDED_WAKE_GAP_MS : 0;
   const worker = new DeliveryWorker({
     store: store.webhooks,
+    wakeGapMs,
     clock: systemClock,
     sender,
     logger,
@@ -124,6 +135,7 @@ export function startWorker(
   const tokens = createAccessTokens({ urls: config.tokenUrls });
   const forwarder = new ForwardingWorker({
     store: store.forwarding,
+    wakeGapMs,
     source: store.matchKeys,
     clock: systemClock,
     sender: platformSender,

@@ -67,6 +67,8 @@ export interface ForwardingWorkerOptions {
   /** How long a claim is exclusive: longer than a batch with its bisection may take. */
   leaseMs?: number;
   pollMs?: number;
+  /** The least time between looks a commit's wake-up starts (work-loop.ts `wakeGapMs`). */
+  wakeGapMs?: number;
   /** The longest a worker waits before looking for replays it was not told of. */
   replayPollMs?: number;
   random?: () => number;
@@ -115,6 +117,7 @@ export class ForwardingWorker {
     this.loop = new WorkLoop({
       clock: options.clock,
       pollMs: options.pollMs ?? 1_000,
+      wakeGapMs: options.wakeGapMs ?? 0,
       look: (now) => this.claim(now),
       failed: (error) => options.logger.error({ err: error }, 'forwarding claim failed'),
     });

@@ -36,7 +36,7 @@ class CountingClock extends TestClock {
 }
 
 /** The loop under test, its clock, and the looks it makes, answered one by one. */
-function harness() {
+function harness(wakeGapMs = 0) {
   const clock = new CountingClock();
   const calls: Call[] = [];
   const waiting: Array<(call: Call) => void> = [];
@@ -54,6 +54,7 @@ function harness() {
         else calls.push(call);
       }),
     failed: (error) => failures.push(error),
+    wakeGapMs,
   });
   return {
     clock,
@@ -168,6 +169,38 @@ describe('work loop (the delivery workers’ wake / poll / stop loop)', () => {
     await settle();
     // The poll armed by the first look is gone: the next falls a full interval after the second.
     h.looksAfter(POLL_MS);
+    await h.loop.stop();
+  });
+
+  it('with a wake gap (Citus), a wake-up looks no sooner than the gap after the last look began', async () => {
+    const GAP = 100;
+    const h = harness(GAP);
+    h.loop.start();
+    // The first look is at once: none came before it.
+    (await h.look()).answer(nothing);
+    await settle();
+    h.clock.advance(30);
+    // A burst of commits 30 ms later: one look, 70 ms on (100 after the first began).
+    for (let i = 0; i < 5; i++) h.loop.wake();
+    h.looksAfter(GAP - 30);
+    const second = await h.look();
+    // Woken during that look: the next waits for the gap too, counted from its start.
+    h.loop.wake();
+    h.clock.advance(40);
+    second.answer(nothing);
+    await settle();
+    h.looksAfter(GAP - 40);
+    // Work claimed: the next look is at once, gap or not (more may be waiting).
+    (await h.look()).answer({ claimed: 2, next: null });
+    (await h.look()).answer(nothing);
+    await settle();
+    assert.equal(h.made(), 4);
+    // Long after the last look, a wake-up looks at once.
+    h.clock.advance(GAP * 3);
+    h.loop.wake();
+    (await h.look()).answer(nothing);
+    await settle();
+    assert.equal(h.made(), 5);
     await h.loop.stop();
   });
 

@@ -24,6 +24,13 @@ export interface WorkLoopOptions {
   look(now: Date): Promise<Look>;
   /** A look that threw: reported, and the loop looks again after `pollMs`. */
   failed(error: unknown): void;
+  /**
+   * The least time from one look's start to the next that a wake-up starts (0: at once). On a
+   * sharded database (Citus) a look reads every shard, and every commit that queued work wakes
+   * the loop: without a gap, a busy ingest path would read every shard after every commit. A
+   * look that claimed work still looks again at once.
+   */
+  wakeGapMs?: number;
 }
 
 const ignore = () => {};
@@ -37,6 +44,8 @@ export class WorkLoop {
   /** A look is already due at once: further wake-ups before it runs add nothing. */
   private wakeQueued = false;
   private stopped = true;
+  /** When the last look began (clock ms), for `wakeGapMs`. */
+  private lastLookAt = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly options: WorkLoopOptions) {}
 
@@ -59,8 +68,15 @@ export class WorkLoop {
     }
     // Every tracked event wakes the loop; a burst of them needs one timer, not one each.
     if (this.wakeQueued) return;
-    this.schedule(0);
+    this.schedule(this.untilWakeAllowed(), true);
   };
+
+  /** How long a wake-up waits for `wakeGapMs` to pass since the last look began. */
+  private untilWakeAllowed(): number {
+    const gap = this.options.wakeGapMs ?? 0;
+    if (gap <= 0) return 0;
+    return Math.max(0, this.lastLookAt + gap - this.options.clock.now().getTime());
+  }
 
   /**
    * Keeps `task` (work a look launched) until it settles, so `stop` waits for it. The task
@@ -82,9 +98,10 @@ export class WorkLoop {
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
   }
 
-  private schedule(delayMs: number): void {
+  /** `woken`: a wake-up's look, which later wake-ups join rather than move. */
+  private schedule(delayMs: number, woken = delayMs === 0): void {
     this.cancelTimer?.();
-    this.wakeQueued = delayMs === 0;
+    this.wakeQueued = woken;
     this.cancelTimer = this.options.clock.setTimer(() => void this.tick(), delayMs);
   }
 
@@ -95,6 +112,7 @@ export class WorkLoop {
     this.again = false;
     let found: Look = { claimed: 0, next: null };
     const now = this.options.clock.now();
+    this.lastLookAt = now.getTime();
     try {
       found = await this.options.look(now);
     } catch (error) {
@@ -103,7 +121,8 @@ export class WorkLoop {
       this.looking = false;
     }
     if (this.stopped) return;
-    if (found.claimed > 0 || this.again) return this.schedule(0);
+    if (found.claimed > 0) return this.schedule(0);
+    if (this.again) return this.schedule(this.untilWakeAllowed(), true);
     // Nothing claimable now. Sleep until the next item comes due; if one is due already it is
     // leased or over a cap, and the work ending will wake the loop.
     const { pollMs } = this.options;

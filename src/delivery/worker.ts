@@ -35,6 +35,8 @@ export interface DeliveryWorkerOptions {
   leaseMs?: number;
   /** Fallback poll interval. */
   pollMs?: number;
+  /** The least time between looks a commit's wake-up starts (work-loop.ts `wakeGapMs`). */
+  wakeGapMs?: number;
   random?: () => number;
   /** The process's Prometheus metrics of deliveries (http/metrics.ts). */
   metrics?: DeliveryMetrics;
@@ -71,6 +73,7 @@ export class DeliveryWorker {
     this.loop = new WorkLoop({
       clock: options.clock,
       pollMs: options.pollMs ?? 1_000,
+      wakeGapMs: options.wakeGapMs ?? 0,
       look: (now) => this.claim(now),
       failed: (error) => options.logger.error({ err: error }, 'webhook claim failed'),
     });

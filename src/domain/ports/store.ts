@@ -39,6 +39,11 @@ export interface StorePorts {
 }
 
 export interface Store extends StorePorts {
+  /**
+   * Whether the database is sharded (Citus): a worker's look for due work then reads every
+   * shard, so commits wake the workers at most every SHARDED_WAKE_GAP_MS (main.ts).
+   */
+  readonly sharded: boolean;
   /** Runs pending migrations; safe to call on every start. */
   migrate(): Promise<void>;
   /** Cheap round trip, for /readyz. */

@@ -38,7 +38,7 @@ export class PostgresStore implements Store {
     readonly schema: string | null,
     commits: CommitNotifier | undefined,
     ingest: IngestPath,
-    distributed: boolean,
+    readonly sharded: boolean,
   ) {
     // The one runner: what each write commits is announced to `commits` after its COMMIT.
     const runner = new PostgresRunner(pool, writeOutbox, commits);
@@ -54,7 +54,7 @@ export class PostgresStore implements Store {
         feed: new PostgresEventBus(pool, channel),
         deliveries: this.queue,
         deletes: new PostgresEventDeletes(pool),
-        forwarding: new PostgresForwardingQueue(pool, distributed),
+        forwarding: new PostgresForwardingQueue(pool, sharded),
       }),
     );
   }

@@ -20,6 +20,8 @@ export interface SqliteStore extends Omit<StorePorts, 'events'> {}
 // biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the constructor assigns every port at once from storePorts, whose result the compiler holds to StorePorts.
 export class SqliteStore implements Store {
   readonly events: SqliteEventStore;
+  /** One file: never sharded. */
+  readonly sharded = false;
   private readonly queue: SqliteDeliveryQueue;
 
   private constructor(
