@@ -7,9 +7,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { testStores, webhookEndpoint } from '../../test/harness.ts';
+import { accountRecord, pixelRecord, testStores, webhookEndpoint } from '../../test/harness.ts';
 import { matchQualityOfRecord } from '../domain/forwarding/match-quality.ts';
-import { newId, newPublishableKey } from '../domain/ids.ts';
+import { newId } from '../domain/ids.ts';
 import type {
   Account,
   ClaimedDelivery,
@@ -27,35 +27,9 @@ import { SqliteStore } from './sqlite/store.ts';
 const T0 = new Date('2026-03-01T12:00:00.123Z');
 const at = (offsetMs: number) => new Date(T0.getTime() + offsetMs);
 
-function account(overrides: Partial<Account> = {}): Account {
-  return {
-    id: newId('acct'),
-    name: 'Acme',
-    plan: 'pro',
-    status: 'active',
-    customRequestsPerMinute: null,
-    customDailyLimit: null,
-    createdAt: T0,
-    ...overrides,
-  };
-}
-
-function pixel(accountId: string, overrides: Partial<Pixel> = {}): Pixel {
-  return {
-    id: newId('px'),
-    accountId,
-    name: 'Shop',
-    domain: 'shop.example.com',
-    trackingDomain: 'shop.example.com',
-    publishableKey: newPublishableKey(),
-    previousPublishableKey: null,
-    previousKeyExpiresAt: null,
-    status: 'active',
-    createdAt: T0,
-    updatedAt: T0,
-    ...overrides,
-  };
-}
+const account = (overrides: Partial<Account> = {}): Account => accountRecord(T0, overrides);
+const pixel = (accountId: string, overrides: Partial<Pixel> = {}): Pixel =>
+  pixelRecord(accountId, T0, overrides);
 
 function event(p: Pixel, overrides: Partial<TrackedEvent> = {}): TrackedEvent {
   return {
