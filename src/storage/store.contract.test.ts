@@ -407,6 +407,28 @@ for (const kind of await testStores({ perAccountIngest: true })) {
           `page for ${label}`,
         );
       };
+      /** `check` for each name (undefined: any) and each window from one point to another. */
+      const checkWindows = async (
+        stored: TrackedEvent[],
+        px: Pixel,
+        names: (string | undefined)[],
+        points: (number | undefined)[],
+      ) => {
+        for (const eventName of names) {
+          for (const from of points) {
+            for (const to of points) {
+              if (from !== undefined && to !== undefined && from > to) continue;
+              await check(stored, {
+                accountId: px.accountId,
+                pixelId: px.id,
+                ...(eventName !== undefined && { eventName }),
+                ...(from !== undefined && { from: new Date(from) }),
+                ...(to !== undefined && { to: new Date(to) }),
+              });
+            }
+          }
+        }
+      };
 
       it('is exact for every filter combination, bounds mid-hour and on hour boundaries', async () => {
         const { acct, px } = await setup();
@@ -466,20 +488,7 @@ for (const kind of await testStores({ perAccountIngest: true })) {
           H + 2 * DAY + 6 * HOUR,
           H + 40 * DAY,
         ];
-        for (const eventName of [undefined, 'Lead', 'Purchase', 'Nope']) {
-          for (const from of points) {
-            for (const to of points) {
-              if (from !== undefined && to !== undefined && from > to) continue;
-              await check(stored, {
-                accountId: acct.id,
-                pixelId: px.id,
-                ...(eventName !== undefined && { eventName }),
-                ...(from !== undefined && { from: new Date(from) }),
-                ...(to !== undefined && { to: new Date(to) }),
-              });
-            }
-          }
-        }
+        await checkWindows(stored, px, [undefined, 'Lead', 'Purchase', 'Nope'], points);
         // Another account asking for this pixel sees nothing, counts included.
         await check(stored, { accountId: 'acct_other', pixelId: px.id });
       });
@@ -519,16 +528,13 @@ for (const kind of await testStores({ perAccountIngest: true })) {
         );
         // Forget the counts and run the migrations again, as on an existing database (027,
         // which keys the tables by account, too: it copies the rebuilt rows).
-        const drop =
-          'DROP TABLE event_totals; DROP TABLE event_counts_daily; DROP TABLE event_counts;';
+        const forget = `DROP TABLE event_totals; DROP TABLE event_counts_daily; DROP TABLE event_counts;
+          DELETE FROM schema_migrations WHERE version IN ('004_event_counts', '006_event_value_sums',
+            '011_match_quality_sums', '012_stats_index', '027_event_counts_account_keys');`;
         if (store instanceof SqliteStore) {
-          store.db.exec(
-            `${drop} DELETE FROM schema_migrations WHERE version IN ('004_event_counts', '006_event_value_sums', '011_match_quality_sums', '012_stats_index', '027_event_counts_account_keys');`,
-          );
+          store.db.exec(forget);
         } else if (store instanceof PostgresStore) {
-          await store.pool.query(
-            `${drop} DELETE FROM schema_migrations WHERE version IN ('004_event_counts', '006_event_value_sums', '011_match_quality_sums', '012_stats_index', '027_event_counts_account_keys');`,
-          );
+          await store.pool.query(forget);
         } else {
           assert.fail('unknown store');
         }
@@ -538,20 +544,7 @@ for (const kind of await testStores({ perAccountIngest: true })) {
           ...times.map(Date.parse),
           Date.parse('1969-12-31T00:00:00.000Z'),
         ];
-        for (const eventName of [undefined, 'Lead']) {
-          for (const from of points) {
-            for (const to of points) {
-              if (from !== undefined && to !== undefined && from > to) continue;
-              await check(stored, {
-                accountId: acct.id,
-                pixelId: px.id,
-                ...(eventName !== undefined && { eventName }),
-                ...(from !== undefined && { from: new Date(from) }),
-                ...(to !== undefined && { to: new Date(to) }),
-              });
-            }
-          }
-        }
+        await checkWindows(stored, px, [undefined, 'Lead'], points);
         // The revenue beside each hourly count is rebuilt too (stats API).
         const hours = stored.map((e) => Math.floor(e.timestamp.getTime() / HOUR));
         const buckets = await store.stats.eventStats({
