@@ -16,6 +16,7 @@ import { createPlatformGateway, createPlatformSender } from '../src/delivery/pla
 import { createAccount } from '../src/domain/accounts/accounts.ts';
 import type { PlanName } from '../src/domain/accounts/plans.ts';
 import { CommitSignal } from '../src/domain/commits.ts';
+import type { Destination } from '../src/domain/forwarding/model.ts';
 import type { Platform } from '../src/domain/forwarding/platforms/registry.ts';
 import { newId, newPublishableKey } from '../src/domain/ids.ts';
 import type { Account, Pixel, TrackedEvent, WebhookEndpoint } from '../src/domain/model.ts';
@@ -372,25 +373,23 @@ export function webhookEndpoint(
   };
 }
 
-/**
- * A pro account and one pixel of it, written straight to `store` as created at `at`: the
- * storage contract suites' fixture (no app in between).
- */
-export async function storedPixel(store: Store, at: Date): Promise<Pixel> {
-  const accountId = newId('acct');
-  await store.accounts.createAccount(
-    {
-      id: accountId,
-      name: 'Acme',
-      plan: 'pro',
-      status: 'active',
-      customRequestsPerMinute: null,
-      customDailyLimit: null,
-      createdAt: at,
-    },
-    null,
-  );
-  const pixel: Pixel = {
+/** A pro account as created at `at`: the storage suites' account record. */
+export function accountRecord(at: Date, overrides: Partial<Account> = {}): Account {
+  return {
+    id: newId('acct'),
+    name: 'Acme',
+    plan: 'pro',
+    status: 'active',
+    customRequestsPerMinute: null,
+    customDailyLimit: null,
+    createdAt: at,
+    ...overrides,
+  };
+}
+
+/** An active pixel of `accountId` as created at `at`, with a fresh publishable key. */
+export function pixelRecord(accountId: string, at: Date, overrides: Partial<Pixel> = {}): Pixel {
+  return {
     id: newId('px'),
     accountId,
     name: 'Shop',
@@ -402,7 +401,42 @@ export async function storedPixel(store: Store, at: Date): Promise<Pixel> {
     status: 'active',
     createdAt: at,
     updatedAt: at,
+    ...overrides,
   };
+}
+
+/** An enabled Meta destination of `pixel` for all its events, as created at `at`. */
+export function destinationRecord(
+  pixel: Pick<Pixel, 'accountId' | 'id'>,
+  at: Date,
+  overrides: Partial<Destination> = {},
+): Destination {
+  return {
+    id: newId('dst'),
+    accountId: pixel.accountId,
+    pixelId: pixel.id,
+    type: 'meta',
+    name: null,
+    config: { pixel_id: '123', access_token: 'EAAB-token' },
+    events: null,
+    sources: null,
+    enabled: true,
+    state: 'active',
+    lastError: null,
+    createdAt: at,
+    updatedAt: at,
+    ...overrides,
+  };
+}
+
+/**
+ * A pro account and one pixel of it, written straight to `store` as created at `at`: the
+ * storage contract suites' fixture (no app in between).
+ */
+export async function storedPixel(store: Store, at: Date): Promise<Pixel> {
+  const account = accountRecord(at);
+  await store.accounts.createAccount(account, null);
+  const pixel = pixelRecord(account.id, at);
   await store.pixels.createPixel(pixel, null, []);
   return pixel;
 }

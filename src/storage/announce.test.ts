@@ -1,8 +1,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { bareEvent, storedPixel, testStores, webhookEndpoint } from '../../test/harness.ts';
+import {
+  accountRecord,
+  bareEvent,
+  destinationRecord,
+  pixelRecord,
+  storedPixel,
+  testStores,
+  webhookEndpoint,
+} from '../../test/harness.ts';
 import { CommitSignal } from '../domain/commits.ts';
-import { newId, newPublishableKey } from '../domain/ids.ts';
+import { newId } from '../domain/ids.ts';
 import type { WebhookEvent } from '../domain/model.ts';
 import type { StoredCounts } from '../domain/ports/commit-notifier.ts';
 import type { Store } from '../domain/ports/store.ts';
@@ -58,21 +66,7 @@ for (const kind of await testStores()) {
 
       // A destination for Purchase only: its events queue a job, others nothing.
       await store.destinations.createDestination(
-        {
-          id: newId('dst'),
-          accountId,
-          pixelId,
-          type: 'meta',
-          name: null,
-          config: { pixel_id: '123', access_token: 'EAAB' },
-          events: ['Purchase'],
-          sources: null,
-          enabled: true,
-          state: 'active',
-          lastError: null,
-          createdAt: T0,
-          updatedAt: T0,
-        },
+        destinationRecord({ accountId, id: pixelId }, T0, { events: ['Purchase'] }),
         10,
       );
       assert.deepEqual(await wokeBoth(() => track('q-2')), [0, 1]);
@@ -102,31 +96,8 @@ for (const kind of await testStores()) {
 
     it('announces webhook messages and events after their commit, batches included', async () => {
       const accountId = newId('acct');
-      await store.accounts.createAccount(
-        {
-          id: accountId,
-          name: 'A',
-          plan: 'pro',
-          status: 'active',
-          customRequestsPerMinute: null,
-          customDailyLimit: null,
-          createdAt: T0,
-        },
-        null,
-      );
-      const pixel = {
-        id: newId('px'),
-        accountId,
-        name: 'Shop',
-        domain: 'shop.example.com',
-        trackingDomain: 'shop.example.com',
-        publishableKey: newPublishableKey(),
-        previousPublishableKey: null,
-        previousKeyExpiresAt: null,
-        status: 'active' as const,
-        createdAt: T0,
-        updatedAt: T0,
-      };
+      await store.accounts.createAccount(accountRecord(T0, { id: accountId, name: 'A' }), null);
+      const pixel = pixelRecord(accountId, T0);
       const message: WebhookEvent = {
         accountId,
         type: 'pixel.created',

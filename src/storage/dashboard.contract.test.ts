@@ -4,8 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { testStores } from '../../test/harness.ts';
-import { newId, newPublishableKey } from '../domain/ids.ts';
+import { accountRecord, bareEvent, pixelRecord, testStores } from '../../test/harness.ts';
+import { newId } from '../domain/ids.ts';
 import type { Account, Pixel, TrackedEvent } from '../domain/model.ts';
 import type { Store } from '../domain/ports/store.ts';
 
@@ -13,52 +13,20 @@ const T0 = new Date('2026-03-01T12:00:00.000Z');
 const at = (ms: number) => new Date(T0.getTime() + ms);
 const HOUR = 3_600_000;
 
-function account(): Account {
-  return {
-    id: newId('acct'),
-    name: 'Acme',
-    plan: 'pro',
-    status: 'active',
-    customRequestsPerMinute: null,
-    customDailyLimit: null,
-    createdAt: T0,
-  };
-}
-
-function pixel(accountId: string): Pixel {
-  return {
-    id: newId('px'),
-    accountId,
-    name: 'Shop',
-    domain: 'shop.example.com',
-    trackingDomain: 'shop.example.com',
-    publishableKey: newPublishableKey(),
-    previousPublishableKey: null,
-    previousKeyExpiresAt: null,
-    status: 'active',
-    createdAt: T0,
-    updatedAt: T0,
-  };
-}
+const account = (): Account => accountRecord(T0);
+const pixel = (accountId: string): Pixel => pixelRecord(accountId, T0);
 
 function event(p: Pixel, overrides: Partial<TrackedEvent> = {}): TrackedEvent {
-  return {
+  return bareEvent({
     accountId: p.accountId,
     pixelId: p.id,
     eventId: `e-${Math.random().toString(36).slice(2)}`,
-    eventName: 'Purchase',
     value: 10,
     currency: 'USD',
     timestamp: T0,
     receivedAt: T0,
-    url: null,
-    referrer: null,
-    title: null,
-    searchString: null,
-    userData: null,
-    customData: null,
     ...overrides,
-  };
+  });
 }
 
 const keyRow = (accountId: string, scope: 'full' | 'ingest', n: number) => ({

@@ -6,9 +6,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { bareEvent, storedPixel, testStores } from '../../test/harness.ts';
-import type { Destination } from '../domain/forwarding/model.ts';
-import { newId } from '../domain/ids.ts';
+import { bareEvent, destinationRecord, storedPixel, testStores } from '../../test/harness.ts';
 import type { MatchQuality, Pixel, TrackedEvent } from '../domain/model.ts';
 import type { JobOutcome } from '../domain/ports/forwarding-store.ts';
 import type { Store } from '../domain/ports/store.ts';
@@ -199,21 +197,7 @@ for (const kind of await testStores({ perAccountIngest: true })) {
 
     it('moves forwarding outcomes from pending at settlement and back at a replay', async () => {
       const p = await storedPixel(store, T0);
-      const destination: Destination = {
-        id: newId('dst'),
-        accountId: p.accountId,
-        pixelId: p.id,
-        type: 'meta',
-        name: null,
-        config: { pixel_id: '123', access_token: 'EAAB-token' },
-        events: null,
-        sources: null,
-        enabled: true,
-        state: 'active',
-        lastError: null,
-        createdAt: T0,
-        updatedAt: T0,
-      };
+      const destination = destinationRecord(p, T0);
       assert.equal(await store.destinations.createDestination(destination, 10), 'created');
       const ids = ['f1', 'f2', 'f3', 'f4'];
       await insert(ids.map((id) => ev(p, id, { matchQuality: quality(['email']) })));

@@ -5,8 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { bareEvent, storedPixel, testStores } from '../../test/harness.ts';
-import type { Destination } from '../domain/forwarding/model.ts';
+import { bareEvent, destinationRecord, storedPixel, testStores } from '../../test/harness.ts';
 import { newId } from '../domain/ids.ts';
 import type { Pixel, TrackedEvent } from '../domain/model.ts';
 import type { Store } from '../domain/ports/store.ts';
@@ -164,21 +163,7 @@ for (const kind of await testStores({ perAccountIngest: true })) {
 
     it('purge and erasure delete the events’ forwarding jobs and attempts with them', async () => {
       const p = await pixel();
-      const destination: Destination = {
-        id: newId('dst'),
-        accountId: p.accountId,
-        pixelId: p.id,
-        type: 'meta',
-        name: null,
-        config: { pixel_id: '123', access_token: 'EAAB-token' },
-        events: null,
-        sources: null,
-        enabled: true,
-        state: 'active',
-        lastError: null,
-        createdAt: T0,
-        updatedAt: T0,
-      };
+      const destination = destinationRecord(p, T0);
       assert.equal(await store.destinations.createDestination(destination, 10), 'created');
       await insert([
         ev(p, 'old-1', { timestamp: at(-48 * HOUR) }),
@@ -256,21 +241,7 @@ for (const kind of await testStores({ perAccountIngest: true })) {
       const destination = newId('dst');
       assert.equal(
         await store.destinations.createDestination(
-          {
-            id: destination,
-            accountId: p.accountId,
-            pixelId: p.id,
-            type: 'meta',
-            name: null,
-            config: { pixel_id: '123', access_token: 'EAAB-token' },
-            events: null,
-            sources: null,
-            enabled: true,
-            state: 'active',
-            lastError: null,
-            createdAt: T0,
-            updatedAt: T0,
-          },
+          destinationRecord(p, T0, { id: destination }),
           10,
         ),
         'created',

@@ -1,25 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { bareEvent } from '../../test/harness.ts';
 import type { MatchQuality, TrackedEvent } from '../domain/model.ts';
 import { matchColumns } from './match-columns.ts';
 
-const event = (matchQuality: MatchQuality): TrackedEvent => ({
-  accountId: 'acc_1',
-  pixelId: 'px_1',
-  eventId: 'e1',
-  eventName: 'Purchase',
-  value: null,
-  currency: null,
-  timestamp: new Date('2026-11-25T10:00:00Z'),
-  receivedAt: new Date('2026-11-25T10:00:00Z'),
-  url: null,
-  referrer: null,
-  title: null,
-  searchString: null,
-  userData: null,
-  customData: null,
-  matchQuality,
-});
+const event = (matchQuality: MatchQuality): TrackedEvent =>
+  bareEvent({ accountId: 'acc_1', pixelId: 'px_1', eventId: 'e1', matchQuality });
 
 describe('matchColumns: match_quality as stored', () => {
   it('writes the JSON of the estimate, the same when the shared frozen estimate comes again', () => {

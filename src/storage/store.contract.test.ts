@@ -7,12 +7,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { testStores, webhookEndpoint } from '../../test/harness.ts';
+import { accountRecord, pixelRecord, testStores, webhookEndpoint } from '../../test/harness.ts';
 import { matchQualityOfRecord } from '../domain/forwarding/match-quality.ts';
-import { newId, newPublishableKey } from '../domain/ids.ts';
+import { newId } from '../domain/ids.ts';
 import type {
   Account,
-  ClaimedDelivery,
   Pixel,
   TrackedEvent,
   WebhookEndpoint,
@@ -27,35 +26,9 @@ import { SqliteStore } from './sqlite/store.ts';
 const T0 = new Date('2026-03-01T12:00:00.123Z');
 const at = (offsetMs: number) => new Date(T0.getTime() + offsetMs);
 
-function account(overrides: Partial<Account> = {}): Account {
-  return {
-    id: newId('acct'),
-    name: 'Acme',
-    plan: 'pro',
-    status: 'active',
-    customRequestsPerMinute: null,
-    customDailyLimit: null,
-    createdAt: T0,
-    ...overrides,
-  };
-}
-
-function pixel(accountId: string, overrides: Partial<Pixel> = {}): Pixel {
-  return {
-    id: newId('px'),
-    accountId,
-    name: 'Shop',
-    domain: 'shop.example.com',
-    trackingDomain: 'shop.example.com',
-    publishableKey: newPublishableKey(),
-    previousPublishableKey: null,
-    previousKeyExpiresAt: null,
-    status: 'active',
-    createdAt: T0,
-    updatedAt: T0,
-    ...overrides,
-  };
-}
+const account = (overrides: Partial<Account> = {}): Account => accountRecord(T0, overrides);
+const pixel = (accountId: string, overrides: Partial<Pixel> = {}): Pixel =>
+  pixelRecord(accountId, T0, overrides);
 
 function event(p: Pixel, overrides: Partial<TrackedEvent> = {}): TrackedEvent {
   return {
@@ -145,6 +118,15 @@ for (const kind of await testStores({ perAccountIngest: true })) {
       await store.webhooks.createEndpoint(e, null);
       return e;
     };
+    /** A new event of `px`, stored with its event.tracked message. */
+    const track = async (px: Pixel) => {
+      const e = event(px);
+      await store.events.insertEvent(e, [tracked(e)]);
+      return e;
+    };
+    /** What `owner` claims at `now` for `hook` alone. */
+    const claimFor = async (hook: WebhookEndpoint, owner: string, now: Date) =>
+      (await claim(store, owner, now)).filter((d) => d.endpoint.id === hook.id);
 
     describe('accounts and keys', () => {
       it('round-trips accounts and finds them by unrevoked key hash only', async () => {
@@ -433,6 +415,28 @@ for (const kind of await testStores({ perAccountIngest: true })) {
           `page for ${label}`,
         );
       };
+      /** `check` for each name (undefined: any) and each window from one point to another. */
+      const checkWindows = async (
+        stored: TrackedEvent[],
+        px: Pixel,
+        names: (string | undefined)[],
+        points: (number | undefined)[],
+      ) => {
+        for (const eventName of names) {
+          for (const from of points) {
+            for (const to of points) {
+              if (from !== undefined && to !== undefined && from > to) continue;
+              await check(stored, {
+                accountId: px.accountId,
+                pixelId: px.id,
+                ...(eventName !== undefined && { eventName }),
+                ...(from !== undefined && { from: new Date(from) }),
+                ...(to !== undefined && { to: new Date(to) }),
+              });
+            }
+          }
+        }
+      };
 
       it('is exact for every filter combination, bounds mid-hour and on hour boundaries', async () => {
         const { acct, px } = await setup();
@@ -492,20 +496,7 @@ for (const kind of await testStores({ perAccountIngest: true })) {
           H + 2 * DAY + 6 * HOUR,
           H + 40 * DAY,
         ];
-        for (const eventName of [undefined, 'Lead', 'Purchase', 'Nope']) {
-          for (const from of points) {
-            for (const to of points) {
-              if (from !== undefined && to !== undefined && from > to) continue;
-              await check(stored, {
-                accountId: acct.id,
-                pixelId: px.id,
-                ...(eventName !== undefined && { eventName }),
-                ...(from !== undefined && { from: new Date(from) }),
-                ...(to !== undefined && { to: new Date(to) }),
-              });
-            }
-          }
-        }
+        await checkWindows(stored, px, [undefined, 'Lead', 'Purchase', 'Nope'], points);
         // Another account asking for this pixel sees nothing, counts included.
         await check(stored, { accountId: 'acct_other', pixelId: px.id });
       });
@@ -545,16 +536,13 @@ for (const kind of await testStores({ perAccountIngest: true })) {
         );
         // Forget the counts and run the migrations again, as on an existing database (027,
         // which keys the tables by account, too: it copies the rebuilt rows).
-        const drop =
-          'DROP TABLE event_totals; DROP TABLE event_counts_daily; DROP TABLE event_counts;';
+        const forget = `DROP TABLE event_totals; DROP TABLE event_counts_daily; DROP TABLE event_counts;
+          DELETE FROM schema_migrations WHERE version IN ('004_event_counts', '006_event_value_sums',
+            '011_match_quality_sums', '012_stats_index', '027_event_counts_account_keys');`;
         if (store instanceof SqliteStore) {
-          store.db.exec(
-            `${drop} DELETE FROM schema_migrations WHERE version IN ('004_event_counts', '006_event_value_sums', '011_match_quality_sums', '012_stats_index', '027_event_counts_account_keys');`,
-          );
+          store.db.exec(forget);
         } else if (store instanceof PostgresStore) {
-          await store.pool.query(
-            `${drop} DELETE FROM schema_migrations WHERE version IN ('004_event_counts', '006_event_value_sums', '011_match_quality_sums', '012_stats_index', '027_event_counts_account_keys');`,
-          );
+          await store.pool.query(forget);
         } else {
           assert.fail('unknown store');
         }
@@ -564,20 +552,7 @@ for (const kind of await testStores({ perAccountIngest: true })) {
           ...times.map(Date.parse),
           Date.parse('1969-12-31T00:00:00.000Z'),
         ];
-        for (const eventName of [undefined, 'Lead']) {
-          for (const from of points) {
-            for (const to of points) {
-              if (from !== undefined && to !== undefined && from > to) continue;
-              await check(stored, {
-                accountId: acct.id,
-                pixelId: px.id,
-                ...(eventName !== undefined && { eventName }),
-                ...(from !== undefined && { from: new Date(from) }),
-                ...(to !== undefined && { to: new Date(to) }),
-              });
-            }
-          }
-        }
+        await checkWindows(stored, px, [undefined, 'Lead'], points);
         // The revenue beside each hourly count is rebuilt too (stats API).
         const hours = stored.map((e) => Math.floor(e.timestamp.getTime() / HOUR));
         const buckets = await store.stats.eventStats({
@@ -804,8 +779,7 @@ for (const kind of await testStores({ perAccountIngest: true })) {
         const unrelated = await subscribe(acct.id, ['pixel.updated']);
         const off = endpoint(acct.id, { enabled: false });
         await store.webhooks.createEndpoint(off, null);
-        const e = event(px);
-        await store.events.insertEvent(e, [tracked(e)]);
+        const e = await track(px);
         const claimed = (await claim(store, 'w', at(60_000))).filter((d) =>
           [wanted.id, unrelated.id, off.id].includes(d.endpoint.id),
         );
@@ -830,10 +804,7 @@ for (const kind of await testStores({ perAccountIngest: true })) {
         const { acct, px } = await setup();
         const hooks = [await subscribe(acct.id), await subscribe(acct.id)];
         const mine = new Set(hooks.map((h) => h.id));
-        for (let i = 0; i < 30; i++) {
-          const e = event(px);
-          await store.events.insertEvent(e, [tracked(e)]);
-        }
+        for (let i = 0; i < 30; i++) await track(px);
         const now = at(60_000);
         const [a, b] = await Promise.all([
           claim(store, 'worker-a', now),
@@ -860,10 +831,7 @@ for (const kind of await testStores({ perAccountIngest: true })) {
       it('caps claims per endpoint, counting what the worker already has open', async () => {
         const { acct, px } = await setup();
         const [x, y] = [await subscribe(acct.id), await subscribe(acct.id)];
-        for (let i = 0; i < 5; i++) {
-          const e = event(px);
-          await store.events.insertEvent(e, [tracked(e)]);
-        }
+        for (let i = 0; i < 5; i++) await track(px);
         const options = { now: at(60_000), limit: 100, leaseMs: 30_000, owner: 'w' };
         const others = (
           await store.webhooks.claimDue({
@@ -895,13 +863,11 @@ for (const kind of await testStores({ perAccountIngest: true })) {
       it('lets only the lease owner decide what happens next', async () => {
         const { acct, px } = await setup();
         const hook = await subscribe(acct.id);
-        const e = event(px);
-        await store.events.insertEvent(e, [tracked(e)]);
-        const mineOnly = (ds: ClaimedDelivery[]) => ds.filter((d) => d.endpoint.id === hook.id);
-        const [first] = mineOnly(await claim(store, 'slow', at(60_000)));
+        await track(px);
+        const [first] = await claimFor(hook, 'slow', at(60_000));
         assert.ok(first);
         // The lease lapses; another worker takes over.
-        const [second] = mineOnly(await claim(store, 'fast', at(100_000)));
+        const [second] = await claimFor(hook, 'fast', at(100_000));
         assert.equal(second?.attempt, 2);
         // The slow worker finishes late: the queue is not touched (its attempt was already
         // logged as interrupted when the lease was taken over).
@@ -919,7 +885,7 @@ for (const kind of await testStores({ perAccountIngest: true })) {
           },
           at(100_002),
         );
-        assert.equal(mineOnly(await claim(store, 'x', at(199_999))).length, 0);
+        assert.equal((await claimFor(hook, 'x', at(199_999))).length, 0);
         const log = await store.webhooks.listAttempts(acct.id, hook.id, { limit: 10, offset: 0 });
         assert.equal(log.total, 2);
         assert.deepEqual(
@@ -929,7 +895,7 @@ for (const kind of await testStores({ perAccountIngest: true })) {
             [1, 'failed', null, 'Interrupted: the worker stopped before the attempt finished'],
           ],
         );
-        const [third] = mineOnly(await claim(store, 'x', at(200_000)));
+        const [third] = await claimFor(hook, 'x', at(200_000));
         assert.equal(third?.attempt, 3);
         assert.equal(third?.body, first.body, 'every attempt sends the same bytes');
         assert.deepEqual(
@@ -941,20 +907,18 @@ for (const kind of await testStores({ perAccountIngest: true })) {
       it('records a response holding NUL or a lone surrogate, as U+FFFD, and ends the delivery', async () => {
         const { acct, px } = await setup();
         const hook = await subscribe(acct.id);
-        const e = event(px);
-        await store.events.insertEvent(e, [tracked(e)]);
-        const [d] = (await claim(store, 'w', at(60_000))).filter((x) => x.endpoint.id === hook.id);
+        await track(px);
+        const [d] = await claimFor(hook, 'w', at(60_000));
         await store.webhooks.recordAttempt(
           d!,
           'w',
           { ...succeeded(), responseBody: 'ok\u0000', error: null },
           at(60_001),
         );
-        const [f] = (await claim(store, 'w', at(60_000))).filter((x) => x.endpoint.id === hook.id);
+        const [f] = await claimFor(hook, 'w', at(60_000));
         assert.equal(f, undefined, 'succeeded: nothing left to claim');
-        const e2 = event(px);
-        await store.events.insertEvent(e2, [tracked(e2)]);
-        const [d2] = (await claim(store, 'w', at(70_000))).filter((x) => x.endpoint.id === hook.id);
+        await track(px);
+        const [d2] = await claimFor(hook, 'w', at(70_000));
         await store.webhooks.recordAttempt(
           d2!,
           'w',
@@ -981,8 +945,7 @@ for (const kind of await testStores({ perAccountIngest: true })) {
       it('marks an attempt cut short by a dead worker as failed when the delivery is claimed again', async () => {
         const { acct, px } = await setup();
         const hook = await subscribe(acct.id);
-        const e = event(px);
-        await store.events.insertEvent(e, [tracked(e)]);
+        await track(px);
         await claim(store, 'dead', at(60_000));
         await claim(store, 'alive', at(100_000));
         const log = await store.webhooks.listAttempts(acct.id, hook.id, { limit: 10, offset: 0 });
@@ -996,17 +959,15 @@ for (const kind of await testStores({ perAccountIngest: true })) {
       it('retries a delivery by hand, due at once, only for the endpoint that had it', async () => {
         const { acct, px } = await setup();
         const hook = await subscribe(acct.id);
-        const e = event(px);
-        await store.events.insertEvent(e, [tracked(e)]);
-        const [d] = (await claim(store, 'w', at(60_000))).filter((x) => x.endpoint.id === hook.id);
+        await track(px);
+        const [d] = await claimFor(hook, 'w', at(60_000));
         await store.webhooks.recordAttempt(
           d!,
           'w',
           { ...succeeded(), status: 'failed', outcome: { kind: 'failed' } },
           at(60_001),
         );
-        const mine = async (now: Date) =>
-          (await claim(store, 'w', now)).filter((x) => x.endpoint.id === hook.id);
+        const mine = (now: Date) => claimFor(hook, 'w', now);
         assert.equal((await mine(at(10_000_000))).length, 0, 'failed for good');
         assert.equal(
           await store.webhooks.retryDelivery(acct.id, hook.id, 'msg_nope', at(1)),
@@ -1051,8 +1012,7 @@ for (const kind of await testStores({ perAccountIngest: true })) {
       it('cancels pending deliveries of a deleted endpoint', async () => {
         const { acct, px } = await setup();
         const hook = await subscribe(acct.id);
-        const e = event(px);
-        await store.events.insertEvent(e, [tracked(e)]);
+        await track(px);
         assert.equal(await store.webhooks.deleteEndpoint(acct.id, hook.id, at(1)), true);
         assert.equal(await store.webhooks.deleteEndpoint(acct.id, hook.id, at(2)), false);
         assert.equal(await store.webhooks.getEndpoint(acct.id, hook.id), null);
@@ -1070,7 +1030,7 @@ for (const kind of await testStores({ perAccountIngest: true })) {
           occurredAt: at(7),
         });
         assert.match(id, /^msg_/);
-        const [d] = (await claim(store, 'w', at(60_000))).filter((x) => x.endpoint.id === hook.id);
+        const [d] = await claimFor(hook, 'w', at(60_000));
         assert.equal(d?.messageId, id);
         assert.equal(d?.eventType, 'event.tracked');
       });

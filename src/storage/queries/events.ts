@@ -20,16 +20,20 @@ export function* lastSeq(db: Sql, accountId: string): Query<number> {
   return Number(row?.seq ?? 0);
 }
 
+/** Every column of the pixel's events: what the reads below narrow down. */
+const pixelEvents = (db: Sql, accountId: string, pixelId: string) =>
+  db.q
+    .selectFrom('events')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('pixel_id', '=', pixelId);
+
 /** One page of the pixel's events, oldest first, and the cursor of the next page. */
 export function* exportPage(
   db: Sql,
   q: ExportQuery,
 ): Query<{ events: TrackedEvent[]; next: ExportCursor | null }> {
-  let statement = db.q
-    .selectFrom('events')
-    .selectAll()
-    .where('account_id', '=', q.accountId)
-    .where('pixel_id', '=', q.pixelId);
+  let statement = pixelEvents(db, q.accountId, q.pixelId);
   if (q.from) statement = statement.where('timestamp', '>=', db.store.time(q.from));
   if (q.to) statement = statement.where('timestamp', '<=', db.store.time(q.to));
   if (q.after) {
@@ -61,13 +65,7 @@ export function* eventsBySeq(
 ): Query<SequencedEvent[]> {
   if (seqs.length === 0) return [];
   const rows = yield* all(
-    db.q
-      .selectFrom('events')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .where('pixel_id', '=', pixelId)
-      .where('seq', 'in', seqs)
-      .orderBy('seq'),
+    pixelEvents(db, accountId, pixelId).where('seq', 'in', seqs).orderBy('seq'),
   );
   return (rows as SeqRow[]).map(sequenced(db));
 }
@@ -81,14 +79,7 @@ export function* eventsAfter(
   limit: number,
 ): Query<SequencedEvent[]> {
   const rows = yield* all(
-    db.q
-      .selectFrom('events')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .where('pixel_id', '=', pixelId)
-      .where('seq', '>', afterSeq)
-      .orderBy('seq')
-      .limit(limit),
+    pixelEvents(db, accountId, pixelId).where('seq', '>', afterSeq).orderBy('seq').limit(limit),
   );
   return (rows as SeqRow[]).map(sequenced(db));
 }
@@ -104,13 +95,6 @@ export function* getEvent(
   pixelId: string,
   eventId: string,
 ): Query<TrackedEvent | null> {
-  const row = yield* first(
-    db.q
-      .selectFrom('events')
-      .selectAll()
-      .where('pixel_id', '=', pixelId)
-      .where('event_id', '=', eventId)
-      .where('account_id', '=', accountId),
-  );
+  const row = yield* first(pixelEvents(db, accountId, pixelId).where('event_id', '=', eventId));
   return row ? toEvent(db.codec, row as EventRow) : null;
 }

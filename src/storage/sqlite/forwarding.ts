@@ -1,4 +1,3 @@
-import type { Statement } from 'better-sqlite3';
 /**
  * Forwarding on SQLite: the reads and the replay are shared (sql/ports/forwarding.ts, on
  * queries/forwarding.ts); here, hand-written, the hot paths: jobs written with each new event,
@@ -83,7 +82,6 @@ export function forwardJobWriter(db: SqliteDatabase) {
 
 export class SqliteForwardingQueue implements ForwardingQueue {
   private readonly runner: SqliteRunner;
-  private readonly statements = new Map<string, Statement>();
   private readonly moveOutcome;
 
   constructor(
@@ -93,15 +91,6 @@ export class SqliteForwardingQueue implements ForwardingQueue {
   ) {
     this.runner = new SqliteRunner(db);
     this.moveOutcome = settlementMover(db);
-  }
-
-  private statement(sql: string): Statement {
-    let prepared = this.statements.get(sql);
-    if (!prepared) {
-      prepared = this.db.prepare(sql);
-      this.statements.set(sql, prepared);
-    }
-    return prepared;
   }
 
   async claim(options: ForwardClaim): Promise<ClaimedBatch[]> {
@@ -117,7 +106,7 @@ export class SqliteForwardingQueue implements ForwardingQueue {
           // leased. The lease moves the job's due time to the lease's end: a leased job is not
           // due, so nobody claims it, and a worker that died leaves it due again when the lease
           // ends.
-          const lease = this.statement(
+          const lease = this.runner.prepare(
             `UPDATE forward_jobs SET lease_until = @leaseUntil, lease_owner = @owner,
                 next_attempt_at = @leaseUntil
               WHERE rowid IN (SELECT rowid FROM forward_jobs
@@ -167,15 +156,19 @@ export class SqliteForwardingQueue implements ForwardingQueue {
     // Random order, so no destination is always served last.
     const rows = (
       only === undefined
-        ? this.statement(
-            `SELECT * FROM destinations d WHERE enabled = 1 AND state <> 'suspended'
+        ? this.runner
+            .prepare(
+              `SELECT * FROM destinations d WHERE enabled = 1 AND state <> 'suspended'
                 AND id NOT IN (SELECT value FROM json_each(?)) AND ${due}
               ORDER BY random()`,
-          ).all(busy, now)
-        : this.statement(
-            `SELECT * FROM destinations d WHERE id = ? AND enabled = 1 AND state <> 'suspended'
+            )
+            .all(busy, now)
+        : this.runner
+            .prepare(
+              `SELECT * FROM destinations d WHERE id = ? AND enabled = 1 AND state <> 'suspended'
                 AND ${due}`,
-          ).all(only, now)
+            )
+            .all(only, now)
     ) as destinations.DestinationRow[];
     return rows.map((r) => destinations.toDestination(this.runner.sql.codec, r));
   }
@@ -186,12 +179,12 @@ export class SqliteForwardingQueue implements ForwardingQueue {
     // this worker holds the lease and only if it is still that job's row (a VACUUM may
     // renumber rowids: then nothing matches, as if the lease were lost, and the job is sent
     // again when the lease ends — at least once).
-    const update = this.statement(
+    const update = this.runner.prepare(
       `UPDATE forward_jobs SET status = ?, attempts = attempts + ?, reason = ?, last_error = ?,
           forwarded_at = ?, next_attempt_at = ?, lease_until = NULL, lease_owner = NULL
         WHERE rowid = ? AND destination_id = ? AND event_id = ? AND lease_owner = ?`,
     );
-    const updateByKey = this.statement(
+    const updateByKey = this.runner.prepare(
       `UPDATE forward_jobs SET status = ?, attempts = attempts + ?, reason = ?, last_error = ?,
           forwarded_at = ?, next_attempt_at = ?, lease_until = NULL, lease_owner = NULL
         WHERE account_id = ? AND destination_id = ? AND pixel_id = ? AND event_id = ?
@@ -200,9 +193,9 @@ export class SqliteForwardingQueue implements ForwardingQueue {
     const columns = `INSERT INTO forward_attempts (account_id, destination_id, pixel_id, event_id,
         attempted_at, status_code, duration_ms, platform_response, note) VALUES `;
     const row = '(?, ?, ?, ?, ?, ?, ?, ?, ?)';
-    const ledger = this.statement(columns + row);
+    const ledger = this.runner.prepare(columns + row);
     // The ledger rows LEDGER_ROWS at a time: one statement's overhead per 50 rows, not per row.
-    const ledgerMany = this.statement(columns + Array(LEDGER_ROWS).fill(row).join(', '));
+    const ledgerMany = this.runner.prepare(columns + Array(LEDGER_ROWS).fill(row).join(', '));
     await this.durable(() =>
       this.db
         .transaction(() => {

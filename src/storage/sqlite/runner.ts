@@ -1,5 +1,4 @@
 import type { Statement } from 'better-sqlite3';
-import type { CompiledQuery } from 'kysely';
 import type { WebhookEvent } from '../../domain/model.ts';
 import type { CommitNotifier } from '../../domain/ports/commit-notifier.ts';
 import { toDomainError } from '../driver-errors.ts';
@@ -80,18 +79,22 @@ export class SqliteRunner implements Runner {
       this.current?.note({ outbox: step.events.length > 0 });
       return this.outbox(step.events);
     }
-    const statement = this.prepare(step.query);
+    const statement = this.prepare(step.query.sql);
     const params = step.query.parameters.map(bindable);
     if (step.kind === 'run') return statement.run(...params).changes;
     if (step.kind === 'first') return statement.get(...params);
     return statement.all(...params);
   }
 
-  private prepare(query: CompiledQuery): Statement {
-    let statement = this.statements.get(query.sql);
+  /**
+   * The statement for `sql`, prepared once on this handle, on first use: the shared queries and
+   * the ports' hand-written SQL (the workers run these many times a second) share the cache.
+   */
+  prepare(sql: string): Statement {
+    let statement = this.statements.get(sql);
     if (!statement) {
-      statement = this.db.prepare(query.sql);
-      this.statements.set(query.sql, statement);
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
     }
     return statement;
   }

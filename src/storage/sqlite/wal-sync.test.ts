@@ -2,10 +2,9 @@ import assert from 'node:assert/strict';
 import { fstatSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { bareEvent, tempDir } from '../../../test/harness.ts';
+import { accountRecord, bareEvent, pixelRecord, tempDir } from '../../../test/harness.ts';
 import { TrackwayError } from '../../domain/errors.ts';
-import { newPublishableKey } from '../../domain/ids.ts';
-import type { Account, Pixel, TrackedEvent } from '../../domain/model.ts';
+import type { TrackedEvent } from '../../domain/model.ts';
 import { openSqlite, type SqliteDatabase } from './database.ts';
 import { SqliteStore } from './store.ts';
 import { WalSync } from './wal-sync.ts';
@@ -144,29 +143,10 @@ describe('WalSync: commits answered only once flushed, off the event loop', () =
 
 /** An account with one pixel in `store`, and events for it (ids repeat every 40). */
 async function seeded(store: SqliteStore) {
-  const account: Account = {
-    id: 'acct_walsync',
-    name: 'Acme',
-    plan: 'pro',
-    status: 'active',
-    customRequestsPerMinute: null,
-    customDailyLimit: null,
-    createdAt: new Date(),
-  };
+  const now = new Date();
+  const account = accountRecord(now, { id: 'acct_walsync' });
   await store.accounts.createAccount(account, null);
-  const pixel: Pixel = {
-    id: 'px_walsync',
-    accountId: account.id,
-    name: 'Shop',
-    domain: 'shop.example.com',
-    trackingDomain: 'shop.example.com',
-    publishableKey: newPublishableKey(),
-    previousPublishableKey: null,
-    previousKeyExpiresAt: null,
-    status: 'active',
-    createdAt: new Date(),
-    updatedAt: new Date(),
-  };
+  const pixel = pixelRecord(account.id, now, { id: 'px_walsync' });
   await store.pixels.createPixel(pixel, null, []);
   const event = (i: number): TrackedEvent =>
     bareEvent({ accountId: account.id, pixelId: pixel.id, eventId: `e-${i % 40}`, value: i });

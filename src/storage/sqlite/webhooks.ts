@@ -1,4 +1,3 @@
-import type { Statement } from 'better-sqlite3';
 import { newId } from '../../domain/ids.ts';
 import type {
   AttemptResult,
@@ -38,17 +37,6 @@ interface DueRow {
  * commit of attempts. The rest of the webhook port is shared (sql/ports/webhooks.ts).
  */
 export class SqliteDeliveryQueue implements DeliveryQueue {
-  /** Statements prepared once, on first use (the worker runs these many times a second). */
-  private readonly statements = new Map<string, Statement>();
-  private statement(sql: string): Statement {
-    let prepared = this.statements.get(sql);
-    if (!prepared) {
-      prepared = this.db.prepare(sql);
-      this.statements.set(sql, prepared);
-    }
-    return prepared;
-  }
-
   constructor(
     private readonly db: SqliteDatabase,
     private readonly runner: SqliteRunner,
@@ -63,16 +51,20 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
     at: Date,
   ): Promise<RetryOutcome> {
     // Same condition as a claim's for a free lease: a row under a live lease is being sent.
-    const { changes } = this.statement(
-      `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = @at, lease_until = NULL, lease_owner = NULL
+    const { changes } = this.runner
+      .prepare(
+        `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = @at, lease_until = NULL, lease_owner = NULL
           WHERE account_id = @accountId AND endpoint_id = @endpointId AND message_id = @messageId
             AND status <> 'canceled' AND (lease_until IS NULL OR lease_until < @at)`,
-    ).run({ at: at.getTime(), accountId, endpointId, messageId });
+      )
+      .run({ at: at.getTime(), accountId, endpointId, messageId });
     if (changes > 0) return 'queued';
-    const exists = this.statement(
-      `SELECT 1 FROM webhook_deliveries
+    const exists = this.runner
+      .prepare(
+        `SELECT 1 FROM webhook_deliveries
           WHERE account_id = ? AND endpoint_id = ? AND message_id = ? AND status <> 'canceled'`,
-    ).get(accountId, endpointId, messageId);
+      )
+      .get(accountId, endpointId, messageId);
     return exists ? 'in_flight' : 'not_found';
   }
 
@@ -112,15 +104,16 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
         // messages waiting. Endpoints in random order so none is always served last. (Two
         // statements because SQLite has no LATERAL join; the planner otherwise scans every
         // delivery.)
-        const endpointIds = this.statement(
-          `SELECT id FROM webhook_endpoints
+        const endpointIds = this.runner
+          .prepare(
+            `SELECT id FROM webhook_endpoints
               WHERE enabled = 1 AND deleted_at IS NULL
                 AND id NOT IN (SELECT value FROM json_each(?))
               ORDER BY random()`,
-        )
+          )
           .pluck()
           .all(busy) as string[];
-        const dueFor = this.statement(
+        const dueFor = this.runner.prepare(
           `SELECT d.message_id, d.endpoint_id, d.attempts, d.body, m.event_type, m.data, m.created_at
              FROM webhook_deliveries d JOIN webhook_messages m ON m.id = d.message_id
             WHERE d.endpoint_id = @endpoint AND d.status = 'pending' AND d.next_attempt_at <= @now
@@ -135,17 +128,17 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
           if (take > 0) due.push(...(dueFor.all({ endpoint, now, take }) as DueRow[]));
         }
         if (due.length === 0) return [];
-        const lease = this.statement(
+        const lease = this.runner.prepare(
           `UPDATE webhook_deliveries SET lease_until = ?, lease_owner = ?, attempts = attempts + 1,
               body = ?, first_sent_at = COALESCE(first_sent_at, ?)
             WHERE message_id = ? AND endpoint_id = ?`,
         );
         // An attempt still 'pending' here was cut short (its worker died): say so.
-        const interrupted = this.statement(
+        const interrupted = this.runner.prepare(
           `UPDATE webhook_attempts SET status = 'failed', error = ?
             WHERE message_id = ? AND endpoint_id = ? AND status = 'pending'`,
         );
-        const attempt = this.statement(
+        const attempt = this.runner.prepare(
           `INSERT INTO webhook_attempts (public_id, message_id, endpoint_id, account_id, attempt, status, attempted_at)
            SELECT ?, ?, ?, account_id, ?, 'pending', ? FROM webhook_endpoints WHERE id = ?`,
         );
@@ -180,9 +173,9 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
           );
           let endpoint = endpoints.get(row.endpoint_id);
           if (!endpoint) {
-            const e = this.statement('SELECT * FROM webhook_endpoints WHERE id = ?').get(
-              row.endpoint_id,
-            ) as EndpointRow;
+            const e = this.runner
+              .prepare('SELECT * FROM webhook_endpoints WHERE id = ?')
+              .get(row.endpoint_id) as EndpointRow;
             endpoint = toEndpoint(e);
             endpoints.set(row.endpoint_id, endpoint);
           }
