@@ -34,11 +34,11 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import type pg from 'pg';
-import { newId, newPublishableKey } from '../src/domain/ids.ts';
 import { PURGE_FIRST_AFTER_MS, purgeExpired } from '../src/domain/lifecycle/retention.ts';
 import { systemClock } from '../src/domain/ports/clock.ts';
 import { PostgresStore } from '../src/storage/postgres/store.ts';
 import { SqliteStore } from '../src/storage/sqlite/store.ts';
+import { pixelRecord } from '../test/harness.ts';
 import {
   choosePinning,
   type LoadResult,
@@ -120,25 +120,14 @@ async function seed(databaseUrl: string, store: SqliteStore | PostgresStore): Pr
     ],
     env,
   );
-  const pixelId = newId('px');
   const now = new Date();
-  await store.pixels.createPixel(
-    {
-      id: pixelId,
-      accountId: made.account_id,
-      name: 'Old',
-      domain: 'old.example.com',
-      trackingDomain: 'old.example.com',
-      publishableKey: newPublishableKey(),
-      previousPublishableKey: null,
-      previousKeyExpiresAt: null,
-      status: 'active',
-      createdAt: now,
-      updatedAt: now,
-    },
-    null,
-    [],
-  );
+  const pixel = pixelRecord(made.account_id, now, {
+    name: 'Old',
+    domain: 'old.example.com',
+    trackingDomain: 'old.example.com',
+  });
+  await store.pixels.createPixel(pixel, null, []);
+  const pixelId = pixel.id;
   return { accountId: made.account_id, apiKey: made.api_key, pixelId };
 }
 

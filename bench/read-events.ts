@@ -40,10 +40,10 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { chromium } from 'playwright-core';
 import { createAccount } from '../src/domain/accounts/accounts.ts';
-import { newId, newPublishableKey } from '../src/domain/ids.ts';
 import { systemClock } from '../src/domain/ports/clock.ts';
 import { PostgresStore } from '../src/storage/postgres/store.ts';
 import { SqliteStore } from '../src/storage/sqlite/store.ts';
+import { pixelRecord } from '../test/harness.ts';
 import {
   choosePinning,
   cpuMs,
@@ -155,25 +155,14 @@ async function seedAccount(store: SqliteStore | PostgresStore) {
     { store, clock: systemClock },
     { name: 'Bench', plan: 'enterprise' },
   );
-  const pixelId = newId('px');
   const now = new Date();
-  await store.pixels.createPixel(
-    {
-      id: pixelId,
-      accountId: account.id,
-      name: 'Big',
-      domain: 'big.example.com',
-      trackingDomain: 'big.example.com',
-      publishableKey: newPublishableKey(),
-      previousPublishableKey: null,
-      previousKeyExpiresAt: null,
-      status: 'active',
-      createdAt: now,
-      updatedAt: now,
-    },
-    null,
-    [],
-  );
+  const pixel = pixelRecord(account.id, now, {
+    name: 'Big',
+    domain: 'big.example.com',
+    trackingDomain: 'big.example.com',
+  });
+  await store.pixels.createPixel(pixel, null, []);
+  const pixelId = pixel.id;
   return { accountId: account.id, apiKey, pixelId };
 }
 

@@ -1,9 +1,8 @@
 /** An account on the top plan and one active pixel, made through a store directly (no HTTP). */
-import { randomBytes } from 'node:crypto';
 import { createAccount } from '../src/domain/accounts/accounts.ts';
-import { newPublishableKey } from '../src/domain/ids.ts';
 import { systemClock } from '../src/domain/ports/clock.ts';
 import type { Store } from '../src/domain/ports/store.ts';
+import { pixelRecord } from '../test/harness.ts';
 
 export async function accountWithPixel(
   store: Store,
@@ -13,23 +12,9 @@ export async function accountWithPixel(
     { name: 'Bench', plan: 'ultra' },
   );
   const now = new Date();
-  const pixelId = `px_${randomBytes(8).toString('hex')}`;
-  await store.pixels.createPixel(
-    {
-      id: pixelId,
-      accountId: account.id,
-      name: 'Shop',
-      domain: 'shop.example.com',
-      trackingDomain: 'shop.example.com',
-      publishableKey: newPublishableKey(),
-      previousPublishableKey: null,
-      previousKeyExpiresAt: null,
-      status: 'active',
-      createdAt: now,
-      updatedAt: now,
-    },
-    null,
-    [],
-  );
+  // The storage suites' pixel record: 'Shop' on shop.example.com, active.
+  const pixel = pixelRecord(account.id, now);
+  await store.pixels.createPixel(pixel, null, []);
+  const pixelId = pixel.id;
   return { accountId: account.id, apiKey, pixelId };
 }
