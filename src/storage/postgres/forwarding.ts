@@ -26,10 +26,10 @@ export class PostgresForwardingQueue implements ForwardingQueue {
 
   constructor(
     private readonly pool: pg.Pool,
-    distributed = false,
+    sharded = false,
   ) {
     this.runner = new PostgresRunner(pool);
-    if (distributed) this.nextDueAt = () => this.earliestDueAcrossShards();
+    if (sharded) this.nextDueAt = () => this.earliestDueAcrossShards();
   }
 
   /**

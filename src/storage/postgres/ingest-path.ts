@@ -13,15 +13,15 @@ import type { IngestChoice } from '../../config.ts';
 export type IngestPath = Exclude<IngestChoice, 'auto'>;
 
 /** Whether the database is a Citus coordinator (the `citus` extension is there). */
-export async function isDistributed(pool: pg.Pool): Promise<boolean> {
+export async function isSharded(pool: pg.Pool): Promise<boolean> {
   const { rows } = await pool.query<{ citus: boolean }>(
     "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') AS citus",
   );
   return rows[0]?.citus === true;
 }
 
-/** `auto` is the per-account path where the database is distributed (Citus). */
-export function chooseIngestPath(distributed: boolean, choice: IngestChoice): IngestPath {
+/** `auto` is the per-account path where the database is sharded (Citus). */
+export function chooseIngestPath(sharded: boolean, choice: IngestChoice): IngestPath {
   if (choice !== 'auto') return choice;
-  return distributed ? 'per-account' : 'statement';
+  return sharded ? 'per-account' : 'statement';
 }

@@ -14,7 +14,7 @@ import { requireDurableNodes } from './durable-nodes.ts';
 import { PostgresEventStore } from './events.ts';
 import { PostgresEventBus } from './feed.ts';
 import { PostgresForwardingQueue } from './forwarding.ts';
-import { chooseIngestPath, type IngestPath, isDistributed } from './ingest-path.ts';
+import { chooseIngestPath, type IngestPath, isSharded } from './ingest-path.ts';
 import { PostgresEventDeletes } from './lifecycle.ts';
 import { writeOutbox } from './outbox.ts';
 import { PostgresRunner } from './runner.ts';
@@ -80,16 +80,16 @@ export class PostgresStore implements Store {
       );
     }
     let ingest: IngestPath;
-    let distributed: boolean;
+    let sharded: boolean;
     try {
       await requireDurableNodes(pool);
-      distributed = await isDistributed(pool);
-      ingest = chooseIngestPath(distributed, options.ingest ?? 'auto');
+      sharded = await isSharded(pool);
+      ingest = chooseIngestPath(sharded, options.ingest ?? 'auto');
     } catch (error) {
       await pool.end().catch(() => {});
       throw error;
     }
-    return new PostgresStore(pool, schema, options.commits, ingest, distributed);
+    return new PostgresStore(pool, schema, options.commits, ingest, sharded);
   }
 
   async migrate(): Promise<void> {
