@@ -127,7 +127,8 @@ const ERROR_RESPONSES: Record<string, { name: string; description: string; examp
   },
   '503': {
     name: 'ServiceUnavailable',
-    description: 'Storage is unreachable. Nothing was acknowledged; retry with backoff.',
+    description:
+      'Storage is unreachable, or (`POST /v1/track/batch`) too many of the account’s batches are in progress. Nothing was acknowledged; retry with backoff, after `Retry-After` when the answer has it.',
     example: { error: 'Service unavailable', message: 'Storage is not reachable' },
   },
 };

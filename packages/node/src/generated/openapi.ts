@@ -2125,7 +2125,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Storage is unreachable. Nothing was acknowledged; retry with backoff. */
+        /** @description Storage is unreachable, or (`POST /v1/track/batch`) too many of the account’s batches are in progress. Nothing was acknowledged; retry with backoff, after `Retry-After` when the answer has it. */
         ServiceUnavailable: {
             headers: {
                 [name: string]: unknown;
