@@ -66,3 +66,45 @@ export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
   )) as AxeViolation[];
   return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
 }
+
+/** What the page predicates below read in the page (the suites compile without the DOM lib). */
+interface PageGlobals {
+  Chart?: { getChart(canvas: unknown): unknown };
+  trackway?: { loaded?: boolean };
+  document: {
+    querySelectorAll(selector: string): ArrayLike<{ getAttribute(name: string): string | null }>;
+  };
+}
+
+/**
+ * Waits until Chart.js has drawn on `count` canvases. A function, not a string: a string
+ * predicate that is still false at first is polled in the page with eval, which the
+ * dashboard's Content-Security-Policy refuses (EvalError), so it failed whenever the charts
+ * came a moment late.
+ */
+export function chartsDrawn(page: Page, count: number): Promise<unknown> {
+  return page.waitForFunction((n) => {
+    const { Chart, document } = globalThis as unknown as PageGlobals;
+    if (Chart === undefined) return false;
+    return (
+      Array.from(document.querySelectorAll('canvas')).filter((c) => Chart.getChart(c)).length === n
+    );
+  }, count);
+}
+
+/** Waits until the API reference has drawn and docs.js has named every Redoc picker. */
+export function docsPickersNamed(page: Page): Promise<unknown> {
+  return page.waitForFunction(() => {
+    const pickers = Array.from(
+      (globalThis as unknown as PageGlobals).document.querySelectorAll('#redoc select'),
+    );
+    return pickers.length > 0 && pickers.every((s) => s.getAttribute('aria-label'));
+  });
+}
+
+/** Waits until the snippet has loaded (`window.trackway.loaded`). */
+export function snippetLoaded(page: Page): Promise<unknown> {
+  return page.waitForFunction(
+    () => (globalThis as unknown as PageGlobals).trackway?.loaded === true,
+  );
+}

@@ -18,7 +18,7 @@ import type { BrowserContext } from 'playwright-core';
 import { ForwardingWorker } from '../src/delivery/forwarding-worker.ts';
 import { createPlatformSender, type PlatformSender } from '../src/delivery/platform-sender.ts';
 import { systemClock } from '../src/domain/ports/clock.ts';
-import { CHROMIUM, type LaunchedBrowser, launchChromium } from './browser.ts';
+import { CHROMIUM, type LaunchedBrowser, launchChromium, snippetLoaded } from './browser.ts';
 import { type Harness, startHarness, type TestAccount, testStores } from './harness.ts';
 import { testLogger } from './log-capture.ts';
 import { type MetaServer, startMetaServer } from './platforms/meta-server.ts';
@@ -262,7 +262,7 @@ for (const kind of await testStores()) {
           if (request.url().endsWith('/v1/collect')) sent.push(request.url());
         });
         await page.goto(`${shopUrl}/consent?fbclid=${FBCLID}-2`);
-        await page.waitForFunction('window.trackway && window.trackway.loaded === true');
+        await snippetLoaded(page);
         const leadId = (await page.evaluate("trackway('track', 'Lead')")) as string;
         assert.match(leadId, /^[0-9a-f-]{36}$/);
         assert.deepEqual(sent, [], 'nothing sent before consent');

@@ -15,7 +15,13 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import type { BrowserContext, Page } from 'playwright-core';
-import { CHROMIUM, type LaunchedBrowser, launchChromium, seriousViolations } from './browser.ts';
+import {
+  CHROMIUM,
+  chartsDrawn,
+  type LaunchedBrowser,
+  launchChromium,
+  seriousViolations,
+} from './browser.ts';
 import { dropSchema, freshSchemaName, postgresAvailable, postgresUrl, tempDir } from './harness.ts';
 import { type MetaServer, startMetaServer } from './platforms/meta-server.ts';
 import { runCli, type ServerProcess, startServerProcess } from './process.ts';
@@ -362,9 +368,7 @@ for (const kind of kinds) {
       // The overview charts the event (Chart.js drew on both canvases).
       await page.getByRole('link', { name: 'Overview' }).click();
       await page.getByRole('cell', { name: 'Purchase' }).waitFor();
-      await page.waitForFunction(
-        "typeof Chart !== 'undefined' && [...document.querySelectorAll('canvas')].filter((c) => Chart.getChart(c)).length === 2",
-      );
+      await chartsDrawn(page, 2);
       await accessible('overview');
 
       // API keys: create an ingest key (shown once), then revoke it.

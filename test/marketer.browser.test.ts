@@ -10,7 +10,14 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
-import { CHROMIUM, type LaunchedBrowser, launchChromium, seriousViolations } from './browser.ts';
+import {
+  CHROMIUM,
+  chartsDrawn,
+  docsPickersNamed,
+  type LaunchedBrowser,
+  launchChromium,
+  seriousViolations,
+} from './browser.ts';
 import { dropSchema, freshSchemaName, postgresAvailable, postgresUrl, tempDir } from './harness.ts';
 import { type MetaServer, startMetaServer } from './platforms/meta-server.ts';
 import { runCli, type ServerProcess, startServerProcess } from './process.ts';
@@ -248,9 +255,7 @@ for (const kind of kinds) {
           const revenue = (await purchase.textContent())!;
           assert.ok(revenue.includes('€100.00'), revenue);
           assert.ok(revenue.includes('$250.00'), revenue);
-          await page.waitForFunction(
-            "typeof Chart !== 'undefined' && [...document.querySelectorAll('canvas')].filter((c) => Chart.getChart(c)).length === 2",
-          );
+          await chartsDrawn(page, 2);
           await check('overview');
 
           // An unknown dashboard page: 404 inside the layout, the navigation still there.
@@ -287,9 +292,7 @@ for (const kind of kinds) {
           await page.getByRole('heading', { name: /Trackway API/ }).waitFor();
           await page.locator('#operation\\/trackEvent').waitFor();
           // docs.js names Redoc's pickers once it has drawn.
-          await page.waitForFunction(
-            "document.querySelectorAll('#redoc select').length > 0 && ![...document.querySelectorAll('#redoc select')].some((s) => !s.getAttribute('aria-label'))",
-          );
+          await docsPickersNamed(page);
           assert.deepEqual(outside, []);
           await check('API reference');
           assert.deepEqual(problems, []);
