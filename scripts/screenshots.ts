@@ -11,7 +11,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { meta as metaPlatform } from '../src/domain/forwarding/platforms/meta/index.ts';
-import { launchChromium } from '../test/browser.ts';
+import { chartsDrawn, launchChromium } from '../test/browser.ts';
 import { tempDir } from '../test/harness.ts';
 import { startMetaServer } from '../test/platforms/meta-server.ts';
 import { runCli, startServerProcess } from '../test/process.ts';
@@ -152,9 +152,7 @@ try {
     await shot('sign-in');
     await page.getByLabel('API key').fill(apiKey);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForFunction(
-      "typeof Chart !== 'undefined' && [...document.querySelectorAll('canvas')].filter((c) => Chart.getChart(c)).length === 2",
-    );
+    await chartsDrawn(page, 2);
     await shot('overview');
     await page.goto(`${server.url}/dashboard/diagnostics?pixel_id=${pixel.id}&period=24h`);
     await shot('diagnostics', true);
