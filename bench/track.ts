@@ -17,6 +17,11 @@
  *   postgres-2p     one `serve` with TRACKWAY_PROCESSES=2 on PostgreSQL (limits via the primary)
  *   postgres-redis-2p  the same with Redis (CPU summed over the primary and its processes;
  *                   compare with --no-pin: pinned, both share the server core)
+ *   sqlite-no-store, sqlite-collect-no-store, postgres-redis-no-store
+ *                   an experiment (issue 35), not the product: the same service with the event
+ *                   insert answered one loop turn later without storing anything
+ *                   (bench/no-store-preload.mjs): what a request costs outside storage, beside
+ *                   the ceiling (no stored-events check for these)
  *   sqlite-raw-http an experiment (issue 21), not the product: bench/raw-track-server.mjs, the
  *                   same start-up, store and route code on SQLite with POST /v1/track answered
  *                   by bare node:http instead of Fastify (every other route still Fastify's)
@@ -94,6 +99,9 @@ const MODES = [
   'postgres-2p',
   'postgres-redis-2p',
   'sqlite-2',
+  'sqlite-no-store',
+  'sqlite-collect-no-store',
+  'postgres-redis-no-store',
 ] as const;
 type Mode = (typeof MODES)[number];
 
@@ -131,6 +139,7 @@ const PG_COMMIT_BASELINE = fileURLToPath(
   new URL('./commit-baseline-postgres-server.mjs', import.meta.url),
 );
 const RAW_TRACK = fileURLToPath(new URL('./raw-track-server.mjs', import.meta.url));
+const NO_STORE = fileURLToPath(new URL('./no-store-preload.mjs', import.meta.url));
 const REDIS_URL = process.env['BENCH_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 const PG_URL = process.env['BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -260,11 +269,12 @@ async function withMode<T>(
     env: Record<string, string>,
     instances = 1,
     entry?: string[],
+    nodeArgs: string[] = [],
   ) => {
-    const service = await startBenchService(databaseUrl, env, instances, [], entry);
+    const service = await startBenchService(databaseUrl, env, instances, nodeArgs, entry);
     try {
       const pids = service.instances.map((i) => i.child.pid!);
-      const targets = mode.endsWith('-collect')
+      const targets = mode.includes('-collect')
         ? await collectTargets(service, connections, seconds)
         : serviceTargets(service);
       const settle = databaseUrl.startsWith('sqlite:')
@@ -298,6 +308,21 @@ async function withMode<T>(
       return withSchema((url) => start(url, { ...redisEnv, TRACKWAY_PROCESSES: '2' }));
     case 'sqlite-raw-http':
       return start(`sqlite:${join(dir, 'bench-raw.db')}`, {}, 1, [RAW_TRACK]);
+    case 'sqlite-no-store':
+      return start(`sqlite:${join(dir, 'bench-no-store.db')}`, {}, 1, undefined, [
+        '--import',
+        NO_STORE,
+      ]);
+    case 'sqlite-collect-no-store':
+      return start(
+        `sqlite:${join(dir, 'bench-collect-no-store.db')}`,
+        { TRACKWAY_TRUST_PROXY: '1' },
+        1,
+        undefined,
+        ['--import', NO_STORE],
+      );
+    case 'postgres-redis-no-store':
+      return withSchema((url) => start(url, redisEnv, 1, undefined, ['--import', NO_STORE]));
     case 'sqlite-filled':
       return start(`sqlite:${values['filled-sqlite']!}`, {});
     case 'postgres-redis-filled': {
@@ -321,6 +346,9 @@ const LABELS: Record<Mode, string> = {
   'postgres-2p': 'trackway, PostgreSQL, TRACKWAY_PROCESSES=2 (limits via the primary)',
   'sqlite-2': 'trackway, SQLite, 2 instances on one file, half the connections each',
   'postgres-redis-2p': 'trackway, PostgreSQL + Redis, TRACKWAY_PROCESSES=2',
+  'sqlite-no-store': 'experiment: trackway, SQLite, events answered but not stored',
+  'sqlite-collect-no-store': 'experiment: trackway, SQLite, POST /v1/collect, not stored',
+  'postgres-redis-no-store': 'experiment: trackway, PostgreSQL + Redis, not stored',
 };
 
 /** One table row from a server's rounds: medians, and the median of its per-round ratios. */
@@ -399,7 +427,10 @@ async function main() {
       const measure = async (opened: Opened[]) => {
         const measured = await rounds(opened.map((o) => o.server));
         for (const [i, { mode, server, service }] of opened.entries()) {
-          await checkStored(service, server.answered, roundCount + 1);
+          // Nothing is stored in the experiment: there is nothing to check.
+          if (!mode.endsWith('-no-store')) {
+            await checkStored(service, server.answered, roundCount + 1);
+          }
           const m = measured[i]!;
           const modeRow = row(LABELS[mode], m.runs, m.ratios, m.cpuRatios, server.rss());
           rows.push(modeRow);

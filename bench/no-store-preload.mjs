@@ -1,0 +1,18 @@
+// An EXPERIMENT (issue 35), not the product: loaded with `node --import` before `trackway
+// serve`, it replaces the event stores' insertEvent so that POST /v1/track and /v1/collect are
+// answered one loop turn after the insert is asked for (as the group commit's first caller
+// waits) without writing anything. Everything else runs as in the product: HTTP, auth, rate
+// limits, validation, hashing, the pixel check, the answer, metrics, the workers.
+//
+// What it measures: the CPU a request costs outside storage, beside the durable-commit
+// ceiling's in the same run (bench/track.ts modes *-no-store). If that alone is above a
+// target's bound, no storage design can meet the target.
+import { PostgresEventStore } from '../dist/storage/postgres/events.js';
+import { SqliteEventStore } from '../dist/storage/sqlite/events.js';
+
+function answeredUnstored() {
+  return new Promise((resolve) => setImmediate(() => resolve('inserted')));
+}
+
+SqliteEventStore.prototype.insertEvent = answeredUnstored;
+PostgresEventStore.prototype.insertEvent = answeredUnstored;
