@@ -18,6 +18,7 @@ import { startPurgeJob } from './domain/lifecycle/retention.ts';
 import { systemClock } from './domain/ports/clock.ts';
 import type { RateLimiter } from './domain/ports/rate-limiter.ts';
 import type { Store } from './domain/ports/store.ts';
+import { boundHeapGrowth } from './heap.ts';
 import { buildApp } from './http/app.ts';
 import type { Metrics } from './http/metrics.ts';
 import { createMetrics } from './http/metrics.ts';
@@ -258,6 +259,8 @@ export async function startServer(
     shared?: RateLimiter & StreamSlots & { metrics(): Promise<string> };
   } = {},
 ): Promise<RunningServer> {
+  // Before anything big is allocated: batches would otherwise let the heap grow to 4× live.
+  boundHeapGrowth();
   const logger = options.logger ?? createLogger(config.logLevel);
   const out = options.out ?? stdoutLines();
   await checkHost(config.host);
