@@ -95,6 +95,8 @@ if (values.postgres) {
     else rmSync(dir, { recursive: true, force: true });
   };
 }
+// PostgresStore.open does not migrate (the service does it at start); SQLite's open already has.
+await store.migrate();
 const { accountId, pixelId } = await accountWithPixel(store);
 await round(store, accountId, pixelId, 'warm');
 let best = Number.POSITIVE_INFINITY;
