@@ -35,8 +35,9 @@ class ClientTest < Minitest::Test
     c = client(flush_interval: 60)
     results = 250.times.map { |i| c.track(purchase(i)) }
     # Wait for the answers, not for the server to have seen the requests: until the worker has
-    # read the second answer, that batch is still in flight and flush would return it too.
-    wait_for(10) { results.first(200).none?(&:pending?) }
+    # read the second answer and let go of that batch, it is still in flight and flush would
+    # return it too (its results settle just before the worker lets go of it).
+    wait_for(10) { results.first(200).none?(&:pending?) && c.pending_events == 50 }
     assert_equal 2, @server.requests.size, "the two full batches, without waiting"
     assert results.last.pending?
     assert_nil results.last.status
