@@ -205,7 +205,9 @@ func TestResultCallbackAndPending(t *testing.T) {
 	if c.PendingEvents() != 2 {
 		t.Fatalf("pending %d", c.PendingEvents())
 	}
-	_, _ = c.Flush(ctx)
+	// Close, not Flush: Flush returns once the outcomes are settled, which is just before the
+	// sender calls the callback with them; Close also waits for the senders to finish.
+	_, _ = c.Close(ctx)
 	mu.Lock()
 	defer mu.Unlock()
 	if fmt.Sprint(names) != "[A B]" || c.PendingEvents() != 0 {
