@@ -216,7 +216,11 @@ func TestResultCallbackAndPending(t *testing.T) {
 }
 
 func TestTrackBlocksOnAFullQueueUntilItsContextEnds(t *testing.T) {
-	s := newStandIn(t, func(w http.ResponseWriter, r recorded) { time.Sleep(300 * time.Millisecond); batchOK(t)(w, r) })
+	// A's answer waits until the test ends (not a fixed 300 ms), so A holds the only slot
+	// however late B comes.
+	release := make(chan struct{})
+	defer close(release)
+	s := newStandIn(t, func(w http.ResponseWriter, r recorded) { <-release; batchOK(t)(w, r) })
 	c := newTestClient(t, s, WithMaxQueue(1), WithFlushInterval(time.Millisecond))
 	_, _ = c.Track(ctx, Event{PixelID: "px_1", EventName: "A"})
 	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
