@@ -38,7 +38,6 @@ import { PURGE_FIRST_AFTER_MS, purgeExpired } from '../src/domain/lifecycle/rete
 import { systemClock } from '../src/domain/ports/clock.ts';
 import { PostgresStore } from '../src/storage/postgres/store.ts';
 import { SqliteStore } from '../src/storage/sqlite/store.ts';
-import { pixelRecord } from '../test/harness.ts';
 import {
   choosePinning,
   type LoadResult,
@@ -51,6 +50,7 @@ import {
   table,
   withSchema,
 } from './lib.ts';
+import { addPixel } from './store-fixture.ts';
 
 const { values } = parseArgs({
   options: {
@@ -120,14 +120,10 @@ async function seed(databaseUrl: string, store: SqliteStore | PostgresStore): Pr
     ],
     env,
   );
-  const now = new Date();
-  const pixel = pixelRecord(made.account_id, now, {
+  const pixelId = await addPixel(store, made.account_id, {
     name: 'Old',
     domain: 'old.example.com',
-    trackingDomain: 'old.example.com',
   });
-  await store.pixels.createPixel(pixel, null, []);
-  const pixelId = pixel.id;
   return { accountId: made.account_id, apiKey: made.api_key, pixelId };
 }
 

@@ -43,7 +43,6 @@ import { createAccount } from '../src/domain/accounts/accounts.ts';
 import { systemClock } from '../src/domain/ports/clock.ts';
 import { PostgresStore } from '../src/storage/postgres/store.ts';
 import { SqliteStore } from '../src/storage/sqlite/store.ts';
-import { pixelRecord } from '../test/harness.ts';
 import {
   choosePinning,
   cpuMs,
@@ -53,6 +52,7 @@ import {
   startProcess,
   table,
 } from './lib.ts';
+import { addPixel } from './store-fixture.ts';
 
 const { values } = parseArgs({
   options: {
@@ -155,14 +155,7 @@ async function seedAccount(store: SqliteStore | PostgresStore) {
     { store, clock: systemClock },
     { name: 'Bench', plan: 'enterprise' },
   );
-  const now = new Date();
-  const pixel = pixelRecord(account.id, now, {
-    name: 'Big',
-    domain: 'big.example.com',
-    trackingDomain: 'big.example.com',
-  });
-  await store.pixels.createPixel(pixel, null, []);
-  const pixelId = pixel.id;
+  const pixelId = await addPixel(store, account.id, { name: 'Big', domain: 'big.example.com' });
   return { accountId: account.id, apiKey, pixelId };
 }
 

@@ -11,10 +11,21 @@ export async function accountWithPixel(
     { store, clock: systemClock },
     { name: 'Bench', plan: 'ultra' },
   );
-  const now = new Date();
   // The storage suites' pixel record: 'Shop' on shop.example.com, active.
-  const pixel = pixelRecord(account.id, now);
+  return { accountId: account.id, apiKey, pixelId: await addPixel(store, account.id) };
+}
+
+/** One active pixel of `accountId`, made through the store; its id. */
+export async function addPixel(
+  store: Store,
+  accountId: string,
+  site?: { name: string; domain: string },
+): Promise<string> {
+  const pixel = pixelRecord(
+    accountId,
+    new Date(),
+    site && { ...site, trackingDomain: site.domain },
+  );
   await store.pixels.createPixel(pixel, null, []);
-  const pixelId = pixel.id;
-  return { accountId: account.id, apiKey, pixelId };
+  return pixel.id;
 }
