@@ -7,23 +7,21 @@
  * (bench/results/ingest-2026-11-27b.md).
  *
  * Set at run time, before anything big is allocated: V8 reads this flag each time it computes
- * a new limit after a full collection. An operator's own `--heap-growing-percent` (on the
- * command line or in NODE_OPTIONS) wins.
+ * a new limit after a full collection. An operator's own `--heap-growing-percent` on node's
+ * command line wins (NODE_OPTIONS refuses V8 flags, so that is the only place it can be).
  */
 import { setFlagsFromString } from 'node:v8';
 
 export const HEAP_GROWING_PERCENT = 100;
 
 /** The flag to set, or null when the operator chose their own. */
-export function heapGrowingFlag(execArgv: readonly string[], nodeOptions: string): string | null {
-  const chosen = [...execArgv, ...nodeOptions.split(/\s+/)].some((arg) =>
-    /^--heap[-_]growing[-_]percent\b/.test(arg),
-  );
+export function heapGrowingFlag(execArgv: readonly string[]): string | null {
+  const chosen = execArgv.some((arg) => /^--heap[-_]growing[-_]percent\b/.test(arg));
   return chosen ? null : `--heap-growing-percent=${HEAP_GROWING_PERCENT}`;
 }
 
 /** Bounds the old generation's growth for this process (idempotent). */
 export function boundHeapGrowth(): void {
-  const flag = heapGrowingFlag(process.execArgv, process.env['NODE_OPTIONS'] ?? '');
+  const flag = heapGrowingFlag(process.execArgv);
   if (flag) setFlagsFromString(flag);
 }
