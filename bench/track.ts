@@ -139,7 +139,8 @@ const PG_COMMIT_BASELINE = fileURLToPath(
   new URL('./commit-baseline-postgres-server.mjs', import.meta.url),
 );
 const RAW_TRACK = fileURLToPath(new URL('./raw-track-server.mjs', import.meta.url));
-const NO_STORE = fileURLToPath(new URL('./no-store-preload.mjs', import.meta.url));
+/** Node flags of the *-no-store experiment modes: the preload that stubs the insert. */
+const NO_STORE = ['--import', fileURLToPath(new URL('./no-store-preload.mjs', import.meta.url))];
 const REDIS_URL = process.env['BENCH_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 const PG_URL = process.env['BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -309,20 +310,17 @@ async function withMode<T>(
     case 'sqlite-raw-http':
       return start(`sqlite:${join(dir, 'bench-raw.db')}`, {}, 1, [RAW_TRACK]);
     case 'sqlite-no-store':
-      return start(`sqlite:${join(dir, 'bench-no-store.db')}`, {}, 1, undefined, [
-        '--import',
-        NO_STORE,
-      ]);
+      return start(`sqlite:${join(dir, 'bench-no-store.db')}`, {}, 1, undefined, NO_STORE);
     case 'sqlite-collect-no-store':
       return start(
         `sqlite:${join(dir, 'bench-collect-no-store.db')}`,
         { TRACKWAY_TRUST_PROXY: '1' },
         1,
         undefined,
-        ['--import', NO_STORE],
+        NO_STORE,
       );
     case 'postgres-redis-no-store':
-      return withSchema((url) => start(url, redisEnv, 1, undefined, ['--import', NO_STORE]));
+      return withSchema((url) => start(url, redisEnv, 1, undefined, NO_STORE));
     case 'sqlite-filled':
       return start(`sqlite:${values['filled-sqlite']!}`, {});
     case 'postgres-redis-filled': {
