@@ -1,7 +1,8 @@
 // An EXPERIMENT (issue 35), not the product: loaded with `node --import` before `trackway
 // serve`, it replaces the event stores' insertEvent so that POST /v1/track and /v1/collect are
 // answered one loop turn after the insert is asked for (as the group commit's first caller
-// waits) without writing anything. Everything else runs as in the product: HTTP, auth, rate
+// waits) without writing anything; POST /v1/track/batch likewise (insertEvents, every event of
+// the batch answered as inserted). Everything else runs as in the product: HTTP, auth, rate
 // limits, validation, hashing, the pixel check, the answer, metrics, the workers.
 //
 // What it measures: the CPU a request costs outside storage, beside the durable-commit
@@ -14,5 +15,13 @@ function answeredUnstored() {
   return new Promise((resolve) => setImmediate(() => resolve('inserted')));
 }
 
-SqliteEventStore.prototype.insertEvent = answeredUnstored;
-PostgresEventStore.prototype.insertEvent = answeredUnstored;
+function batchAnsweredUnstored(events) {
+  return new Promise((resolve) =>
+    setImmediate(() => resolve(events.map(() => ({ status: 'fulfilled', value: 'inserted' })))),
+  );
+}
+
+for (const store of [SqliteEventStore, PostgresEventStore]) {
+  store.prototype.insertEvent = answeredUnstored;
+  store.prototype.insertEvents = batchAnsweredUnstored;
+}

@@ -14,6 +14,11 @@
  *
  *   npm run bench:batch -- [--stores sqlite,postgres] [--seconds 5] [--rounds 3]
  *                          [--connections 10] [--size 1000] [--pin | --no-pin] [--note TEXT]
+ *                          [--no-store]
+ *
+ * --no-store is an experiment (issue 35), not the product: the service runs with
+ * bench/no-store-preload.mjs, every batch answered one loop turn after its insert is asked for,
+ * nothing written: what a batch costs outside storage, beside the same ceiling.
  *
  * PostgreSQL at BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test), every
  * server in its own fresh schema, dropped afterwards.
@@ -52,6 +57,7 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '10' },
     size: { type: 'string', default: '1000' },
     note: { type: 'string' },
+    'no-store': { type: 'boolean', default: false },
     ...PIN_OPTIONS,
   },
 });
@@ -71,6 +77,9 @@ const CEILING: Record<Store, string> = {
   postgres: file('./commit-baseline-postgres-server.mjs'),
 };
 const WARM_UP_SECONDS = 2;
+const noStore = values['no-store'];
+/** Node flags of the --no-store experiment: the preload that stubs the inserts. */
+const NO_STORE = ['--import', file('./no-store-preload.mjs')];
 
 /** The same ~430-byte Purchase as bench/track.ts, `size` of them per request, ids all new. */
 const batchTemplate = (pixelId: string) => {
@@ -147,7 +156,7 @@ function row(server: string, runs: Run[], ceiling: Run[], rss: number): Row {
 /** The service on `store`, started for `use` and stopped after. */
 async function withService<T>(store: Store, use: (target: BatchTarget) => Promise<T>): Promise<T> {
   const start = async (databaseUrl: string) => {
-    const service = await startBenchService(databaseUrl);
+    const service = await startBenchService(databaseUrl, {}, 1, noStore ? NO_STORE : []);
     try {
       const url = `${service.running.url}/v1/track/batch`;
       const template = batchTemplate(service.pixelId);
@@ -220,7 +229,7 @@ async function measureStore(store: Store): Promise<Row[]> {
             ceiling.rss(),
           ),
           row(
-            `trackway POST /v1/track/batch (${store})`,
+            `trackway POST /v1/track/batch (${store}${noStore ? ', experiment: nothing stored' : ''})`,
             runs.service,
             runs.ceiling,
             service.rss(),
@@ -255,6 +264,7 @@ console.log(
     pinned,
     loadAverage: loadavg().map((l) => Math.round(l * 10) / 10),
     note: values.note,
+    noStore,
     rows,
   })}`,
 );

@@ -17,7 +17,8 @@
  *   postgres-2p     one `serve` with TRACKWAY_PROCESSES=2 on PostgreSQL (limits via the primary)
  *   postgres-redis-2p  the same with Redis (CPU summed over the primary and its processes;
  *                   compare with --no-pin: pinned, both share the server core)
- *   sqlite-no-store, sqlite-collect-no-store, postgres-redis-no-store
+ *   sqlite-no-store, sqlite-collect-no-store, postgres-redis-no-store,
+ *   postgres-redis-collect-no-store
  *                   an experiment (issue 35), not the product: the same service with the event
  *                   insert answered one loop turn later without storing anything
  *                   (bench/no-store-preload.mjs): what a request costs outside storage, beside
@@ -102,6 +103,7 @@ const MODES = [
   'sqlite-no-store',
   'sqlite-collect-no-store',
   'postgres-redis-no-store',
+  'postgres-redis-collect-no-store',
 ] as const;
 type Mode = (typeof MODES)[number];
 
@@ -321,6 +323,10 @@ async function withMode<T>(
       );
     case 'postgres-redis-no-store':
       return withSchema((url) => start(url, redisEnv, 1, undefined, NO_STORE));
+    case 'postgres-redis-collect-no-store':
+      return withSchema((url) =>
+        start(url, { ...redisEnv, TRACKWAY_TRUST_PROXY: '1' }, 1, undefined, NO_STORE),
+      );
     case 'sqlite-filled':
       return start(`sqlite:${values['filled-sqlite']!}`, {});
     case 'postgres-redis-filled': {
@@ -347,6 +353,8 @@ const LABELS: Record<Mode, string> = {
   'sqlite-no-store': 'experiment: trackway, SQLite, events answered but not stored',
   'sqlite-collect-no-store': 'experiment: trackway, SQLite, POST /v1/collect, not stored',
   'postgres-redis-no-store': 'experiment: trackway, PostgreSQL + Redis, not stored',
+  'postgres-redis-collect-no-store':
+    'experiment: trackway, PostgreSQL + Redis, POST /v1/collect, not stored',
 };
 
 /** One table row from a server's rounds: medians, and the median of its per-round ratios. */
