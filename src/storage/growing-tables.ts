@@ -1,8 +1,10 @@
 /**
  * The tables that grow with traffic (contract §8): each is keyed by account, so the schema can
  * be distributed by `account_id` (Citus) and every statement on them reaches one account's
- * shard. Two checks hold the rule: postgres/account-keys.test.ts reads the catalog (keys),
- * account-scope.test.ts the statements the store issues.
+ * shard. Three checks hold the rule: postgres/account-keys.test.ts reads the catalog (keys),
+ * account-scope.test.ts the statements the store issues, postgres/citus-tables.test.ts the
+ * migrations (each of these tables distributed by account on Citus, every other one a
+ * reference table).
  */
 export const GROWING_TABLES = [
   'events',
