@@ -136,7 +136,9 @@ const RULES: Rule[] = [
         'domain/events/standard-events',
       ) ||
       (inSrc(p, 'http/route-kit.ts') && f.functionName !== 'contextOf') ||
-      (inSrc(p, 'domain/events/track-event.ts') && named(f, 'prepareEvent', 'nonFinitePath')),
+      // prepareChecked is prepareEvent's body (until 2026-11-27 charged to the storage call).
+      (inSrc(p, 'domain/events/track-event.ts') &&
+        named(f, 'prepareEvent', 'prepareChecked', 'nonFinitePath')),
   ],
   ['pixel check', (f, p) => inSrc(p, 'domain/pixels/') || named(f, 'assertTrackable')],
   // POST /v1/collect's own work: the browser body, its cookies and sites, the bot check.

@@ -9,7 +9,7 @@
  *
  *   npm run bench:profile -- [--store sqlite|postgres-redis] [--route track|collect]
  *                            [--seconds 10] [--connections 100] [--pin | --no-pin] [--note TEXT]
- *                            [--raw-http]
+ *                            [--raw-http] [--no-store]
  *
  * --route collect profiles POST /v1/collect instead: the browser events of `npm run bench`'s
  * collect modes (lib.ts collectTargets, one X-Forwarded-For each behind one trusted proxy),
@@ -18,6 +18,11 @@
  * --raw-http (SQLite) profiles bench/raw-track-server.mjs instead (the issue 21 experiment: the
  * same product code with POST /v1/track answered by bare node:http, no Fastify) and saves to
  * bench/results/profile-raw-http.json.
+ *
+ * --no-store profiles the issue 35 experiment of `npm run bench`'s *-no-store modes
+ * (bench/no-store-preload.mjs: the insert answered a loop turn later, nothing written), saved
+ * with `-no-store` in the name: beside a profile of the product, which stages the storage call
+ * changes besides its own.
  *
  * postgres-redis: PostgreSQL at BENCH_DATABASE_URL (default
  * postgres://postgres@127.0.0.1:5432/test, in a fresh schema dropped afterwards) and Redis at
@@ -66,6 +71,7 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '100' },
     note: { type: 'string' },
     'raw-http': { type: 'boolean' },
+    'no-store': { type: 'boolean' },
     ...PIN_OPTIONS,
   },
 });
@@ -81,6 +87,8 @@ if (values.route !== 'track' && values.route !== 'collect') {
   throw new Error(`--route must be track or collect, got "${values.route}"`);
 }
 const collect = values.route === 'collect';
+const noStore = values['no-store'] === true;
+const NO_STORE = ['--import', fileURLToPath(new URL('./no-store-preload.mjs', import.meta.url))];
 if (rawHttp && collect) throw new Error('--raw-http answers POST /v1/track only');
 // Browser events come from a crowd of addresses behind one proxy, as in npm run bench.
 const routeEnv: Record<string, string> = collect ? { TRACKWAY_TRUST_PROXY: '1' } : {};
@@ -96,7 +104,7 @@ const withService = <T>(use: (service: BenchService) => Promise<T>): Promise<T> 
       databaseUrl,
       env,
       1,
-      profiled,
+      noStore ? [...profiled, ...NO_STORE] : profiled,
       rawHttp ? [fileURLToPath(new URL('./raw-track-server.mjs', import.meta.url))] : undefined,
     );
     try {
@@ -153,7 +161,7 @@ try {
       share: '',
     });
     console.log(
-      `\nPOST /v1/${collect ? 'collect' : 'track'}, ${store === 'sqlite' ? 'SQLite' : 'PostgreSQL + Redis'}${rawHttp ? ', bare node:http (no Fastify)' : ''}, ${connections} connections, ${seconds} s under --cpu-prof: ` +
+      `\nPOST /v1/${collect ? 'collect' : 'track'}, ${store === 'sqlite' ? 'SQLite' : 'PostgreSQL + Redis'}${rawHttp ? ', bare node:http (no Fastify)' : ''}${noStore ? ', experiment: nothing stored' : ''}, ${connections} connections, ${seconds} s under --cpu-prof: ` +
         `${measured.result.requestsPerSecond} req/s, ${requests} requests, peak RSS ${rss} MB; ` +
         `${pinned ? 'server pinned to core 1, load to core 0' : 'not pinned'}\n`,
     );
@@ -173,7 +181,7 @@ try {
     const saved = saveResult(
       rawHttp
         ? 'profile-raw-http'
-        : `profile${collect ? '-collect' : ''}${store === 'sqlite' ? '' : `-${store}`}`,
+        : `profile${collect ? '-collect' : ''}${store === 'sqlite' ? '' : `-${store}`}${noStore ? '-no-store' : ''}`,
       {
         store,
         route: values.route,
@@ -182,6 +190,7 @@ try {
         pinned,
         loadAverage: loadavg().map((l) => Math.round(l * 10) / 10),
         note: values.note,
+        noStore,
         requestsPerSecond: measured.result.requestsPerSecond,
         requests,
         processCpuUsPerRequest: Math.round(measured.cpuPerRequest * 10) / 10,
