@@ -77,6 +77,9 @@ const ROUTER_OPTIONS = { ignoreTrailingSlash: true, maxParamLength: 2_048 };
 /** Requests slower than this are logged; nothing else is logged per request (hot path). */
 const SLOW_REQUEST_MS = 1_000;
 
+/** How often a draining server closes the connections that have fallen idle. */
+const IDLE_REAP_MS = 100;
+
 /** Deeper than any real event; far shallower than what would exhaust the stack downstream. */
 const MAX_JSON_DEPTH = 64;
 
@@ -392,9 +395,20 @@ export async function buildApp(given: AppDeps): Promise<App> {
     ...(deps.streamSlots && { slots: deps.streamSlots }),
     onError: (error, message) => app.log.warn({ err: error }, message),
   });
+  // While draining, connections are closed as soon as they fall idle (as Go's Shutdown does).
+  // server.close() closes those idle at that moment only: a keep-alive connection whose request
+  // was in flight stayed open after its answer until keepAliveTimeout (72 s), and held the
+  // drain, and the process, that long.
+  let reapIdle: NodeJS.Timeout | undefined;
   app.addHook('preClose', (done) => {
     streams.endAll();
     keyHashes.clear();
+    reapIdle = setInterval(() => app.server.closeIdleConnections(), IDLE_REAP_MS);
+    reapIdle.unref();
+    done();
+  });
+  app.addHook('onClose', (_instance, done) => {
+    clearInterval(reapIdle);
     done();
   });
   await app.register(async (v1) => {

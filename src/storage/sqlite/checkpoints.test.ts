@@ -67,6 +67,21 @@ describe('Checkpoints: the WAL copied into the database file off the event loop'
     assert.equal(checkpoints.completed, 0, 'nothing asked of a stopped thread');
   });
 
+  it('never keeps the process alive while it runs (a store left open must not hang a test)', async () => {
+    const keepingAlive = () =>
+      process.getActiveResourcesInfo().filter((resource) => resource === 'MessagePort').length;
+    await checkpoints.stop();
+    const without = keepingAlive();
+    const running = Checkpoints.start(db, path)!;
+    try {
+      running.committed();
+      await sleep(150);
+      assert.equal(keepingAlive(), without, "the thread's port is not among them");
+    } finally {
+      await running.stop();
+    }
+  });
+
   it('is not started for a database in memory', () => {
     const memory = openSqlite(':memory:');
     assert.equal(Checkpoints.start(memory, ':memory:'), null);

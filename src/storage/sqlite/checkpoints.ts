@@ -91,13 +91,14 @@ export class Checkpoints {
       eval: true,
       workerData: { path, driver: DRIVER, minFrames: MIN_FRAMES },
     });
-    // Never what keeps the process alive: a store left open must not hang a CLI or a test.
-    this.worker.unref();
     this.worker.on('message', (result: unknown) => {
       this.running = false;
       if (result !== null) this.completed += 1;
       if (this.due) this.schedule();
     });
+    // Never what keeps the process alive: a store left open must not hang a CLI or a test.
+    // After the 'message' listener: adding the first one refs the worker's port again.
+    this.worker.unref();
     this.exited = new Promise((resolve) => {
       // A worker that failed or exited leaves checkpoints to SQLite's own rule, as before.
       const fallBack = () => {

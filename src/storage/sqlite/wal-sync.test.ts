@@ -58,7 +58,9 @@ describe('WalSync: commits answered only once flushed, off the event loop', () =
     wal = WalSync.open(db, path, flushes.flush)!;
     assert.ok(wal, 'a WAL-mode file gets a WalSync');
   });
-  afterEach(() => {
+  afterEach(async () => {
+    // As SqliteStore.close does: the checkpoint thread's connection ends first.
+    await wal.stopCheckpoints();
     wal.close();
     db.close();
     dir.remove();
