@@ -15,6 +15,7 @@ import * as rows from '../rows.ts';
 import { type EventRow, postgresCodec } from '../rows.ts';
 import { eventsCommitted, type QueuedWork } from '../sql/committed.ts';
 import { oneStatement } from './database.ts';
+import { FirstStatistics } from './first-statistics.ts';
 import { firstsOfBatch, fromMs, MAX_NOTIFY_PAYLOAD, SEQ_ROOM } from './ingest-batch.ts';
 import type { IngestPath } from './ingest-path.ts';
 import { insertPerAccount } from './per-account-ingest.ts';
@@ -425,6 +426,8 @@ async function insertMany(
  */
 export class PostgresEventStore implements EventStore {
   private readonly batches: GroupCommit<NewEvent, Outcome>;
+  /** A fresh install's first ANALYZE (first-statistics.ts), on the one-statement path. */
+  private readonly firstStatistics: FirstStatistics;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -433,6 +436,7 @@ export class PostgresEventStore implements EventStore {
     /** Chosen at open (ingest-path.ts); both store and report exactly the same. */
     readonly ingest: IngestPath = 'statement',
   ) {
+    this.firstStatistics = new FirstStatistics(pool);
     this.batches = new GroupCommit(
       ingest === 'statement'
         ? (batch) =>
@@ -440,6 +444,7 @@ export class PostgresEventStore implements EventStore {
               const { outcomes, queued } = await insertMany(this.pool, batch, channel);
               // Announced by the runner after the commit (committed.ts eventsCommitted).
               note(eventsCommitted(outcomes, queued));
+              this.firstStatistics.committed(batch.length);
               return outcomes;
             })
         : async (batch) => {
@@ -474,9 +479,10 @@ export class PostgresEventStore implements EventStore {
     return this.batches.failedBatches;
   }
 
-  /** Resolves once no batch is queued or in flight (used by close()). */
-  flushed(): Promise<void> {
-    return this.batches.flushed();
+  /** Resolves once no batch is queued or in flight, nor a first ANALYZE (used by close()). */
+  async flushed(): Promise<void> {
+    await this.batches.flushed();
+    await this.firstStatistics.settled();
   }
 
   getEvent(accountId: string, pixelId: string, eventId: string): Promise<TrackedEvent | null> {
