@@ -53,9 +53,22 @@ const env = {
   LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
   TRACKWAY_TEST_LOG_DIR: logDir,
 };
+// A file whose process never exits (a handle left open) fails after FILE_TIMEOUT_MS instead of
+// holding the whole run: node's runner otherwise waits for it forever, and the run only ends at
+// CI's limit (2026-11-27: a checkpoint thread left ref'd held it 7+ minutes, then for good).
+// The bound counts each test and each file; the slowest file takes about a minute.
+const FILE_TIMEOUT_MS = 600_000;
 const result = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files],
+  [
+    '--import',
+    'tsx',
+    '--test',
+    '--test-concurrency=2',
+    `--test-timeout=${FILE_TIMEOUT_MS}`,
+    '--test-reporter=spec',
+    ...files,
+  ],
   { stdio: 'inherit', env },
 );
 const scan = spawnSync(process.execPath, ['--import', 'tsx', 'test/log-scan.ts', logDir], {
