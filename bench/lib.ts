@@ -478,6 +478,14 @@ export async function analyzeSchema(databaseUrl: string): Promise<void> {
 }
 
 const BIN = fileURLToPath(new URL('../bin/trackway.js', import.meta.url));
+/**
+ * Node flags of the issue 35 experiment (no-store-preload.mjs: everything runs but the insert,
+ * answered unstored), for the *-no-store modes of track.ts, track-batch.ts and profile.ts.
+ */
+export const NO_STORE_FLAGS = [
+  '--import',
+  fileURLToPath(new URL('./no-store-preload.mjs', import.meta.url)),
+];
 
 export interface BenchService {
   /** The first instance (the only one unless `instances` was more than 1). */

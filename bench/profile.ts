@@ -50,6 +50,7 @@ import {
   collectTargets,
   type LoadOptions,
   load,
+  NO_STORE_FLAGS,
   PIN_OPTIONS,
   peakRssMb,
   purchaseTemplate,
@@ -89,7 +90,6 @@ if (values.route !== 'track' && values.route !== 'collect') {
 }
 const collect = values.route === 'collect';
 const noStore = values['no-store'] === true;
-const NO_STORE = ['--import', fileURLToPath(new URL('./no-store-preload.mjs', import.meta.url))];
 if (rawHttp && collect) throw new Error('--raw-http answers POST /v1/track only');
 // Browser events come from a crowd of addresses behind one proxy, as in npm run bench.
 const routeEnv: Record<string, string> = collect ? { TRACKWAY_TRUST_PROXY: '1' } : {};
@@ -107,7 +107,7 @@ const withService = <T>(
       databaseUrl,
       env,
       1,
-      noStore ? [...profiled, ...NO_STORE] : profiled,
+      noStore ? [...profiled, ...NO_STORE_FLAGS] : profiled,
       rawHttp ? [fileURLToPath(new URL('./raw-track-server.mjs', import.meta.url))] : undefined,
     );
     try {

@@ -34,6 +34,7 @@ import {
   type LoadOptions,
   load,
   median,
+  NO_STORE_FLAGS,
   PIN_OPTIONS,
   peakRssMb,
   purchaseTemplate,
@@ -78,8 +79,6 @@ const CEILING: Record<Store, string> = {
 };
 const WARM_UP_SECONDS = 2;
 const noStore = values['no-store'];
-/** Node flags of the --no-store experiment: the preload that stubs the inserts. */
-const NO_STORE = ['--import', file('./no-store-preload.mjs')];
 
 /** The same ~430-byte Purchase as bench/track.ts, `size` of them per request, ids all new. */
 const batchTemplate = (pixelId: string) => {
@@ -156,7 +155,7 @@ function row(server: string, runs: Run[], ceiling: Run[], rss: number): Row {
 /** The service on `store`, started for `use` and stopped after. */
 async function withService<T>(store: Store, use: (target: BatchTarget) => Promise<T>): Promise<T> {
   const start = async (databaseUrl: string) => {
-    const service = await startBenchService(databaseUrl, {}, 1, noStore ? NO_STORE : []);
+    const service = await startBenchService(databaseUrl, {}, 1, noStore ? NO_STORE_FLAGS : []);
     try {
       const url = `${service.running.url}/v1/track/batch`;
       const template = batchTemplate(service.pixelId);

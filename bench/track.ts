@@ -76,6 +76,7 @@ import {
   type LoadOptions,
   loadAll,
   median,
+  NO_STORE_FLAGS,
   PIN_OPTIONS,
   peakRssMb,
   purchaseTemplate,
@@ -141,8 +142,6 @@ const PG_COMMIT_BASELINE = fileURLToPath(
   new URL('./commit-baseline-postgres-server.mjs', import.meta.url),
 );
 const RAW_TRACK = fileURLToPath(new URL('./raw-track-server.mjs', import.meta.url));
-/** Node flags of the *-no-store experiment modes: the preload that stubs the insert. */
-const NO_STORE = ['--import', fileURLToPath(new URL('./no-store-preload.mjs', import.meta.url))];
 const REDIS_URL = process.env['BENCH_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 const PG_URL = process.env['BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -312,20 +311,20 @@ async function withMode<T>(
     case 'sqlite-raw-http':
       return start(`sqlite:${join(dir, 'bench-raw.db')}`, {}, 1, [RAW_TRACK]);
     case 'sqlite-no-store':
-      return start(`sqlite:${join(dir, 'bench-no-store.db')}`, {}, 1, undefined, NO_STORE);
+      return start(`sqlite:${join(dir, 'bench-no-store.db')}`, {}, 1, undefined, NO_STORE_FLAGS);
     case 'sqlite-collect-no-store':
       return start(
         `sqlite:${join(dir, 'bench-collect-no-store.db')}`,
         { TRACKWAY_TRUST_PROXY: '1' },
         1,
         undefined,
-        NO_STORE,
+        NO_STORE_FLAGS,
       );
     case 'postgres-redis-no-store':
-      return withSchema((url) => start(url, redisEnv, 1, undefined, NO_STORE));
+      return withSchema((url) => start(url, redisEnv, 1, undefined, NO_STORE_FLAGS));
     case 'postgres-redis-collect-no-store':
       return withSchema((url) =>
-        start(url, { ...redisEnv, TRACKWAY_TRUST_PROXY: '1' }, 1, undefined, NO_STORE),
+        start(url, { ...redisEnv, TRACKWAY_TRUST_PROXY: '1' }, 1, undefined, NO_STORE_FLAGS),
       );
     case 'sqlite-filled':
       return start(`sqlite:${values['filled-sqlite']!}`, {});
