@@ -117,6 +117,7 @@ export interface DeletedEvent {
   value: number | null;
   /** Its match quality score; null for an event stored before migration 010 (not counted). */
   matchScore: number | null;
+  currency: string | null;
 }
 
 /** What deleted events take off one hour bucket (the day and all-time rows follow from it). */
@@ -198,4 +199,48 @@ export function totalsOf(hours: BucketDecrement[]): BucketDecrement[] {
     else byKey.set(key, { ...h });
   }
   return [...byKey.values()];
+}
+
+/** What deleted events take off one revenue_hourly row (migration 025). */
+export interface RevenueDecrement {
+  pixelId: string;
+  accountId: string;
+  hour: number;
+  eventName: string;
+  /** '' for a value sent without a currency, as ingest keeps it. */
+  currency: string;
+  n: number;
+  valueSum: number;
+}
+
+/**
+ * The deleted events that carried a value (the only ones ingest adds to revenue_hourly),
+ * grouped by (pixel, account, hour, event name, currency) and sorted by that key: the order
+ * ingest's upserts take those rows in, so a delete and an insert cannot deadlock on them.
+ */
+export function revenueOf(deleted: Iterable<DeletedEvent>): RevenueDecrement[] {
+  const byKey = new Map<string, RevenueDecrement>();
+  for (const e of deleted) {
+    if (e.value === null) continue;
+    const hour = hourOf(e.timestampMs);
+    const currency = e.currency ?? '';
+    const key = `${e.pixelId}\u0000${e.accountId}\u0000${hour}\u0000${e.eventName}\u0000${currency}`;
+    const row = byKey.get(key);
+    if (row) {
+      row.n += 1;
+      row.valueSum += e.value;
+    } else {
+      const { pixelId, accountId, eventName } = e;
+      byKey.set(key, { pixelId, accountId, hour, eventName, currency, n: 1, valueSum: e.value });
+    }
+  }
+  const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  return [...byKey.values()].sort(
+    (a, b) =>
+      cmp(a.pixelId, b.pixelId) ||
+      cmp(a.accountId, b.accountId) ||
+      a.hour - b.hour ||
+      cmp(a.eventName, b.eventName) ||
+      cmp(a.currency, b.currency),
+  );
 }

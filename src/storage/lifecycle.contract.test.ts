@@ -16,6 +16,7 @@ import { SqliteStore } from './sqlite/store.ts';
 const T0 = new Date('2026-03-01T12:00:00.000Z');
 const HOUR = 3_600_000;
 const at = (ms: number) => new Date(T0.getTime() + ms);
+const T0_HOUR = T0.getTime() / HOUR;
 
 for (const kind of await testStores({ perAccountIngest: true })) {
   describe(`lifecycle store contract [${kind.name}]`, () => {
@@ -40,6 +41,18 @@ for (const kind of await testStores({ perAccountIngest: true })) {
         first: -1e6,
         last: 1e7,
       });
+    /** revenue_hourly's rows of `p`, as [hour, currency, n, value_sum], in order. */
+    const revenue = async (p: Pixel) =>
+      (
+        await store.stats.revenue({
+          accountId: p.accountId,
+          pixelId: p.id,
+          firstHour: -1e6,
+          lastHour: 1e7,
+        })
+      )
+        .map((r) => [r.hour, r.currency, r.n, r.valueSum])
+        .sort((x, y) => JSON.stringify(x).localeCompare(JSON.stringify(y)));
     const total = async (p: Pixel) =>
       (
         await store.events.listEvents({
@@ -54,10 +67,10 @@ for (const kind of await testStores({ perAccountIngest: true })) {
       const p = await pixel();
       const first = await store.lifecycle.lastSeq(p.accountId);
       await insert([
-        ev(p, 'a', { userData: { em: 'x', email: 'h1' }, value: 5 }),
-        ev(p, 'b', { userData: { phone: 'h2' }, value: 7, timestamp: at(HOUR) }),
-        ev(p, 'c', { userData: { email: 'other' }, value: 1 }),
-        ev(p, 'd', { value: 2 }),
+        ev(p, 'a', { userData: { em: 'x', email: 'h1' }, value: 5, currency: 'EUR' }),
+        ev(p, 'b', { userData: { phone: 'h2' }, value: 7, currency: 'EUR', timestamp: at(HOUR) }),
+        ev(p, 'c', { userData: { email: 'other' }, value: 1, currency: 'EUR' }),
+        ev(p, 'd', { value: 2, currency: 'USD' }),
       ]);
       const last = await store.lifecycle.lastSeq(p.accountId);
       assert.equal(last - first, 4);
@@ -91,14 +104,21 @@ for (const kind of await testStores({ perAccountIngest: true })) {
         (await stats(p, 'day')).map((b) => [b.count, b.valueSum]),
         [[2, 3]],
       );
+      // Revenue per currency is taken off too: the dashboard shows it beside the counts.
+      assert.deepEqual(await revenue(p), [
+        [T0_HOUR, 'EUR', 1, 1],
+        [T0_HOUR, 'USD', 1, 2],
+      ]);
     });
 
     it('purges the oldest events first in batches of at most the limit, counts included', async () => {
       const p = await pixel();
       await insert(
-        Array.from({ length: 5 }, (_, i) => ev(p, `old-${i}`, { timestamp: at(-i * 24 * HOUR) })),
+        Array.from({ length: 5 }, (_, i) =>
+          ev(p, `old-${i}`, { timestamp: at(-i * 24 * HOUR), value: 10, currency: 'EUR' }),
+        ),
       );
-      await insert([ev(p, 'new', { timestamp: at(HOUR) })]);
+      await insert([ev(p, 'new', { timestamp: at(HOUR), value: 3, currency: 'EUR' })]);
       const cutoff = at(1);
       assert.equal(await store.lifecycle.purgeBatch(p.accountId, p.id, cutoff, 2), 2);
       assert.equal(await store.lifecycle.purgeBatch(p.accountId, p.id, cutoff, 2), 2);
@@ -120,6 +140,7 @@ for (const kind of await testStores({ perAccountIngest: true })) {
         (await stats(p, 'day')).map((b) => b.count),
         [1],
       );
+      assert.deepEqual(await revenue(p), [[T0_HOUR + 1, 'EUR', 1, 3]]);
     });
 
     it('pages an export oldest first by (timestamp, arrival), within the bounds', async () => {

@@ -1,6 +1,13 @@
 import type pg from 'pg';
 import type { PersonErasure } from '../../domain/ports/lifecycle-store.ts';
-import { type BucketDecrement, dailyOf, decrementsOf, totalsOf } from '../event-totals.ts';
+import {
+  type BucketDecrement,
+  dailyOf,
+  decrementsOf,
+  type RevenueDecrement,
+  revenueOf,
+  totalsOf,
+} from '../event-totals.ts';
 import type { EventDeletes } from '../sql/ports/lifecycle.ts';
 import { inTransaction } from './database.ts';
 
@@ -11,6 +18,7 @@ interface DeletedRow {
   event_name: string;
   timestamp: Date;
   value: number | null;
+  currency: string | null;
   match_score: number | null;
   anonymous_id: string | null;
 }
@@ -18,7 +26,7 @@ interface DeletedRow {
 // The timestamp as it is (pg reads it into a Date, ms exact): Citus refuses a non-immutable
 // function such as extract(epoch …) in RETURNING.
 const RETURNING = `RETURNING pixel_id, account_id, event_id, event_name, timestamp, value,
-  (match_quality ->> 'score')::float8 AS match_score, anonymous_id`;
+  currency, (match_quality ->> 'score')::float8 AS match_score, anonymous_id`;
 
 /** The user_data fields a person is matched on; the names are fixed, never input. */
 const KEY_FIELDS = ['email', 'phone', 'external_id'] as const;
@@ -68,6 +76,39 @@ async function uncount(
   await db.query(`DELETE FROM ${table} c USING ${d} WHERE ${on} AND c.n <= 0`, params);
 }
 
+/**
+ * Takes deleted events' values off revenue_hourly (per currency, shown beside the counts), as
+ * `uncount` does for the counts: rows locked in ingest's order, lowered, removed when empty.
+ */
+async function unrevenue(db: pg.PoolClient, rows: RevenueDecrement[]): Promise<void> {
+  if (rows.length === 0) return;
+  const params: unknown[] = [
+    rows.map((r) => r.pixelId),
+    rows.map((r) => r.accountId),
+    rows.map((r) => r.hour),
+    rows.map((r) => r.eventName),
+    rows.map((r) => r.currency),
+    rows.map((r) => r.n),
+    rows.map((r) => r.valueSum),
+    rows[0]!.accountId,
+  ];
+  const d = `unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::bigint[],
+      $7::float8[]) AS d (pixel_id, account_id, hour, event_name, currency, n, value_sum)`;
+  const on = `c.account_id = $8 AND c.pixel_id = d.pixel_id AND c.account_id = d.account_id
+    AND c.hour = d.hour AND c.event_name = d.event_name AND c.currency = d.currency`;
+  await db.query(
+    `SELECT 1 FROM revenue_hourly c JOIN ${d} ON ${on}
+      ORDER BY c.pixel_id, c.account_id, c.hour, c.event_name, c.currency FOR UPDATE OF c`,
+    params,
+  );
+  await db.query(
+    `UPDATE revenue_hourly c SET n = c.n - d.n, value_sum = c.value_sum - d.value_sum
+       FROM ${d} WHERE ${on}`,
+    params,
+  );
+  await db.query(`DELETE FROM revenue_hourly c USING ${d} WHERE ${on} AND c.n <= 0`, params);
+}
+
 /** Deleting events, and taking them off the counts in the same transaction. */
 export class PostgresEventDeletes implements EventDeletes {
   constructor(private readonly pool: pg.Pool) {}
@@ -115,19 +156,20 @@ export class PostgresEventDeletes implements EventDeletes {
           );
         }
       }
-      const hours = decrementsOf(
-        rows.map((r) => ({
-          pixelId: r.pixel_id,
-          accountId: r.account_id,
-          eventName: r.event_name,
-          timestampMs: r.timestamp.getTime(),
-          value: r.value,
-          matchScore: r.match_score,
-        })),
-      );
+      const deleted = rows.map((r) => ({
+        pixelId: r.pixel_id,
+        accountId: r.account_id,
+        eventName: r.event_name,
+        timestampMs: r.timestamp.getTime(),
+        value: r.value,
+        matchScore: r.match_score,
+        currency: r.currency,
+      }));
+      const hours = decrementsOf(deleted);
       await uncount(db, 'event_counts', 'hour', hours);
       await uncount(db, 'event_counts_daily', 'day', dailyOf(hours));
       await uncount(db, 'event_totals', null, totalsOf(hours));
+      await unrevenue(db, revenueOf(deleted));
       return rows.length;
     });
   }

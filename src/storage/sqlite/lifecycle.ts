@@ -1,5 +1,5 @@
 import type { PersonErasure } from '../../domain/ports/lifecycle-store.ts';
-import { type DeletedEvent, dailyOf, decrementsOf, totalsOf } from '../event-totals.ts';
+import { type DeletedEvent, dailyOf, decrementsOf, revenueOf, totalsOf } from '../event-totals.ts';
 import type { EventDeletes } from '../sql/ports/lifecycle.ts';
 import type { SqliteDatabase } from './database.ts';
 import type { DurableCommit } from './wal-sync.ts';
@@ -11,12 +11,13 @@ interface DeletedRow {
   event_name: string;
   timestamp: number;
   value: number | null;
+  currency: string | null;
   match_score: number | null;
   anonymous_id: string | null;
 }
 
 const RETURNING = `RETURNING pixel_id, account_id, event_id, event_name, timestamp, value,
-  json_extract(match_quality, '$.score') AS match_score, anonymous_id`;
+  currency, json_extract(match_quality, '$.score') AS match_score, anonymous_id`;
 
 const deletedEvent = (r: DeletedRow): DeletedEvent => ({
   pixelId: r.pixel_id,
@@ -25,6 +26,7 @@ const deletedEvent = (r: DeletedRow): DeletedEvent => ({
   timestampMs: r.timestamp,
   value: r.value,
   matchScore: r.match_score,
+  currency: r.currency,
 });
 
 /** The user_data fields a person is matched on; the column names are fixed, never input. */
@@ -38,6 +40,8 @@ export class SqliteEventDeletes implements EventDeletes {
   private readonly dropHour;
   private readonly dropDay;
   private readonly dropTotal;
+  private readonly takeRevenue;
+  private readonly dropRevenue;
   private readonly purge;
   private readonly forgetVisitor;
   private readonly dropJobs;
@@ -63,6 +67,11 @@ export class SqliteEventDeletes implements EventDeletes {
       `DELETE FROM event_counts_daily WHERE ${key} AND day = @day AND n <= 0`,
     );
     this.dropTotal = db.prepare(`DELETE FROM event_totals WHERE ${key} AND n <= 0`);
+    const revenueKey = `${key} AND hour = @hour AND currency = @currency`;
+    this.takeRevenue = db.prepare(
+      `UPDATE revenue_hourly SET n = n - @n, value_sum = value_sum - @valueSum WHERE ${revenueKey}`,
+    );
+    this.dropRevenue = db.prepare(`DELETE FROM revenue_hourly WHERE ${revenueKey} AND n <= 0`);
     this.forgetVisitor = db.prepare(
       'DELETE FROM visitor_identities WHERE pixel_id = ? AND anonymous_id = ? AND account_id = ?',
     );
@@ -88,7 +97,8 @@ export class SqliteEventDeletes implements EventDeletes {
 
   /** Takes the deleted rows off the counts; runs inside the delete's transaction. */
   private uncount(rows: DeletedRow[]): void {
-    const hours = decrementsOf(rows.map(deletedEvent));
+    const deleted = rows.map(deletedEvent);
+    const hours = decrementsOf(deleted);
     for (const h of hours) {
       this.takeHour.run(h);
       this.dropHour.run(h);
@@ -100,6 +110,11 @@ export class SqliteEventDeletes implements EventDeletes {
     for (const t of totalsOf(hours)) {
       this.takeTotal.run(t);
       this.dropTotal.run(t);
+    }
+    // Revenue per currency, shown beside the counts (dashboard): kept exact with them.
+    for (const r of revenueOf(deleted)) {
+      this.takeRevenue.run(r);
+      this.dropRevenue.run(r);
     }
   }
 
