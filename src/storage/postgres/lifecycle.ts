@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { PersonErasure } from '../../domain/ports/lifecycle-store.ts';
 import {
   type BucketDecrement,
+  type DeletedEvent,
   dailyOf,
   decrementsOf,
   type RevenueDecrement,
@@ -31,82 +32,90 @@ const RETURNING = `RETURNING pixel_id, account_id, event_id, event_name, timesta
 /** The user_data fields a person is matched on; the names are fixed, never input. */
 const KEY_FIELDS = ['email', 'phone', 'external_id'] as const;
 
+/** A column of a rollup: its name, its SQL type, and where a decrement holds its value. */
+type Column<R> = readonly [name: string, type: string, pick: (row: R) => unknown];
+
 /**
- * Takes decrements off one counts table: the rows are locked first in key order (the order
- * ingest takes them in), then lowered, then removed when no event is left in them. One
- * account's rows (a purge or an erasure is per account), named as such: on Citus each
- * statement then goes to that account's shard.
+ * Takes decrements off one rollup (the counts, revenue): its rows are locked first in key order
+ * (the order ingest takes them in), then lowered by `sums`, then removed when no event is left
+ * in them. One account's rows (a purge or an erasure is per account), named as such: on Citus
+ * each statement then goes to that account's shard.
  */
-async function uncount(
+async function takeOff<R extends { accountId: string }>(
   db: pg.PoolClient,
-  table: 'event_counts' | 'event_counts_daily' | 'event_totals',
-  bucket: 'hour' | 'day' | null,
-  rows: BucketDecrement[],
+  table: 'event_counts' | 'event_counts_daily' | 'event_totals' | 'revenue_hourly',
+  key: Column<R>[],
+  sums: Column<R>[],
+  rows: R[],
 ): Promise<void> {
   if (rows.length === 0) return;
-  const params: unknown[] = [
-    rows.map((r) => r.pixelId),
-    rows.map((r) => r.accountId),
-    rows.map((r) => r.eventName),
-    rows.map((r) => r.n),
-    rows.map((r) => r.valueSum),
-    rows.map((r) => (bucket === 'hour' ? r.hour : r.day)),
-    rows.map((r) => r.matchSum),
-    rows.map((r) => r.matchN),
-    rows[0]!.accountId,
-  ];
-  const d = `unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::float8[], $6::bigint[],
-      $7::float8[], $8::bigint[])
-    AS d (pixel_id, account_id, event_name, n, value_sum, bucket, match_sum, match_n)`;
-  const on = `c.account_id = $9 AND c.pixel_id = d.pixel_id AND c.account_id = d.account_id
-    AND c.event_name = d.event_name${bucket === null ? '' : ` AND c.${bucket} = d.bucket`}`;
-  const order = `c.pixel_id, c.account_id, c.event_name${bucket === null ? '' : `, c.${bucket}`}`;
+  const columns = [...key, ...sums];
+  const params = [...columns.map(([, , pick]) => rows.map(pick)), rows[0]!.accountId];
+  const d = `unnest(${columns.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ')})
+    AS d (${columns.map(([name]) => name).join(', ')})`;
+  const on = [`c.account_id = $${params.length}`, ...key.map(([n]) => `c.${n} = d.${n}`)].join(
+    ' AND ',
+  );
+  const order = key.map(([name]) => `c.${name}`).join(', ');
   await db.query(
     `SELECT 1 FROM ${table} c JOIN ${d} ON ${on} ORDER BY ${order} FOR UPDATE OF c`,
     params,
   );
-  const values =
-    bucket === null
-      ? ''
-      : bucket === 'day'
-        ? ', value_sum = c.value_sum - d.value_sum'
-        : ', value_sum = c.value_sum - d.value_sum, match_sum = c.match_sum - d.match_sum, match_n = c.match_n - d.match_n';
-  await db.query(`UPDATE ${table} c SET n = c.n - d.n${values} FROM ${d} WHERE ${on}`, params);
-  // A bucket left with no events is removed: the stats leave out empty buckets.
+  const lowered = sums.map(([name]) => `${name} = c.${name} - d.${name}`).join(', ');
+  await db.query(`UPDATE ${table} c SET ${lowered} FROM ${d} WHERE ${on}`, params);
+  // A row left with no events is removed: the stats leave out empty buckets.
   await db.query(`DELETE FROM ${table} c USING ${d} WHERE ${on} AND c.n <= 0`, params);
 }
 
-/**
- * Takes deleted events' values off revenue_hourly (per currency, shown beside the counts), as
- * `uncount` does for the counts: rows locked in ingest's order, lowered, removed when empty.
- */
-async function unrevenue(db: pg.PoolClient, rows: RevenueDecrement[]): Promise<void> {
-  if (rows.length === 0) return;
-  const params: unknown[] = [
-    rows.map((r) => r.pixelId),
-    rows.map((r) => r.accountId),
-    rows.map((r) => r.hour),
-    rows.map((r) => r.eventName),
-    rows.map((r) => r.currency),
-    rows.map((r) => r.n),
-    rows.map((r) => r.valueSum),
-    rows[0]!.accountId,
-  ];
-  const d = `unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::bigint[],
-      $7::float8[]) AS d (pixel_id, account_id, hour, event_name, currency, n, value_sum)`;
-  const on = `c.account_id = $8 AND c.pixel_id = d.pixel_id AND c.account_id = d.account_id
-    AND c.hour = d.hour AND c.event_name = d.event_name AND c.currency = d.currency`;
-  await db.query(
-    `SELECT 1 FROM revenue_hourly c JOIN ${d} ON ${on}
-      ORDER BY c.pixel_id, c.account_id, c.hour, c.event_name, c.currency FOR UPDATE OF c`,
-    params,
+const COUNT_KEY: Column<BucketDecrement>[] = [
+  ['pixel_id', 'text', (r) => r.pixelId],
+  ['account_id', 'text', (r) => r.accountId],
+  ['event_name', 'text', (r) => r.eventName],
+];
+const N: Column<BucketDecrement | RevenueDecrement> = ['n', 'bigint', (r) => r.n];
+const VALUE_SUM: Column<BucketDecrement | RevenueDecrement> = [
+  'value_sum',
+  'float8',
+  (r) => r.valueSum,
+];
+
+/** Takes the deleted events off the three count tables and revenue, in that order. */
+async function uncount(db: pg.PoolClient, deleted: DeletedEvent[]): Promise<void> {
+  const hours = decrementsOf(deleted);
+  await takeOff(
+    db,
+    'event_counts',
+    [...COUNT_KEY, ['hour', 'bigint', (r) => r.hour]],
+    [
+      N,
+      VALUE_SUM,
+      ['match_sum', 'float8', (r) => r.matchSum],
+      ['match_n', 'bigint', (r) => r.matchN],
+    ],
+    hours,
   );
-  await db.query(
-    `UPDATE revenue_hourly c SET n = c.n - d.n, value_sum = c.value_sum - d.value_sum
-       FROM ${d} WHERE ${on}`,
-    params,
+  await takeOff(
+    db,
+    'event_counts_daily',
+    [...COUNT_KEY, ['day', 'bigint', (r) => r.day]],
+    [N, VALUE_SUM],
+    dailyOf(hours),
   );
-  await db.query(`DELETE FROM revenue_hourly c USING ${d} WHERE ${on} AND c.n <= 0`, params);
+  await takeOff(db, 'event_totals', COUNT_KEY, [N], totalsOf(hours));
+  // Revenue per currency, shown beside the counts (dashboard): kept exact with them.
+  await takeOff(
+    db,
+    'revenue_hourly',
+    [
+      ['pixel_id', 'text', (r) => r.pixelId],
+      ['account_id', 'text', (r) => r.accountId],
+      ['hour', 'bigint', (r) => r.hour],
+      ['event_name', 'text', (r) => r.eventName],
+      ['currency', 'text', (r) => r.currency],
+    ],
+    [N, VALUE_SUM],
+    revenueOf(deleted),
+  );
 }
 
 /** Deleting events, and taking them off the counts in the same transaction. */
@@ -156,7 +165,7 @@ export class PostgresEventDeletes implements EventDeletes {
           );
         }
       }
-      const deleted = rows.map((r) => ({
+      const deleted: DeletedEvent[] = rows.map((r) => ({
         pixelId: r.pixel_id,
         accountId: r.account_id,
         eventName: r.event_name,
@@ -165,11 +174,7 @@ export class PostgresEventDeletes implements EventDeletes {
         matchScore: r.match_score,
         currency: r.currency,
       }));
-      const hours = decrementsOf(deleted);
-      await uncount(db, 'event_counts', 'hour', hours);
-      await uncount(db, 'event_counts_daily', 'day', dailyOf(hours));
-      await uncount(db, 'event_totals', null, totalsOf(hours));
-      await unrevenue(db, revenueOf(deleted));
+      await uncount(db, deleted);
       return rows.length;
     });
   }
